@@ -1,0 +1,73 @@
+/**
+ * Builds the Hono app: configuration and database per request, body limit,
+ * authentication, rate limiting, then one router per module. Errors from
+ * anywhere become the ADDENDUM 1 body here.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { HTTPException } from "hono/http-exception";
+import { bodyLimit } from "hono/body-limit";
+import { createDb } from "./db/client";
+import { loadConfig } from "./env";
+import { authenticate } from "./platform/auth";
+import type { AppEnv } from "./platform/context";
+import { ApiError, badRequest, validationError } from "./platform/errors";
+import { rateLimit } from "./platform/rate-limit";
+import { registerAdminRoutes } from "./modules/admin/routes";
+import { registerAuthRoutes } from "./modules/auth/routes";
+import { registerSystemRoutes } from "./modules/system/routes";
+import { registerTokenRoutes } from "./modules/tokens/routes";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+function errorResponse(err: ApiError): Response {
+  return new Response(JSON.stringify(err.body()), {
+    status: err.status,
+    headers: { "content-type": "application/json; charset=utf-8", ...err.headers },
+  });
+}
+
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>({
+    // zod failures of params, query or body: 400 validation_error with per-field details.
+    defaultHook: (result, _c) => {
+      if (!result.success) throw validationError(result.error, result.target);
+    },
+  });
+
+  app.use("*", async (c, next) => {
+    c.set("config", loadConfig(c.env));
+    c.set("db", createDb(c.env.DB));
+    c.set("clientIp", c.req.header("cf-connecting-ip") ?? c.req.header("x-real-ip") ?? null);
+    await next();
+  });
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new ApiError(413, "payload_too_large", `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+      },
+    }),
+  );
+  app.use("/api/*", authenticate);
+  app.use("/api/*", rateLimit);
+
+  registerSystemRoutes(app);
+  registerAuthRoutes(app);
+  registerTokenRoutes(app);
+  registerAdminRoutes(app);
+
+  app.notFound(() => errorResponse(new ApiError(404, "not_found", "No such endpoint")));
+  app.onError((err) => {
+    if (err instanceof ApiError) return errorResponse(err);
+    if (err instanceof HTTPException) {
+      // Hono's own validators: malformed JSON, wrong Content-Type.
+      if (err.status === 400) return errorResponse(badRequest(err.message || "Malformed request"));
+      if (err.status === 413) return errorResponse(new ApiError(413, "payload_too_large", err.message));
+      return errorResponse(new ApiError(err.status, "error", err.message));
+    }
+    console.error("unhandled error", err instanceof Error ? err.stack : err);
+    return errorResponse(new ApiError(500, "internal_error", "Internal error"));
+  });
+  return app;
+}

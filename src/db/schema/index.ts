@@ -1,0 +1,2 @@
+// Every Drizzle table, one module per feature. drizzle-kit reads this file.
+export * from "./platform";

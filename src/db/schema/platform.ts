@@ -1,0 +1,150 @@
+/**
+ * Platform tables: organizations, users, sessions, API tokens, invitations, the
+ * mail outbox, the audit log and scheduled-job bookkeeping.
+ *
+ * Timestamps are ISO 8601 UTC strings (TEXT): they sort lexicographically, read
+ * well in `wrangler d1 execute`, and are what the API returns. Every tenant row
+ * carries `organization_id`; queries go through src/platform/tenant.ts helpers.
+ */
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`;
+
+export const organizations = sqliteTable("organizations", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull(),
+  tier: text("tier", { enum: ["free", "pro", "enterprise"] }).notNull().default("free"),
+  createdAt: text("created_at").notNull().default(now),
+});
+
+/** A module role held by a user, e.g. `{module: "rdap", role: "Editor"}`. */
+export interface RoleAssignment {
+  module: string;
+  role: string;
+}
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    /** Lowercased; unique across the service because login is by email alone. */
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    passwordSalt: text("password_salt").notNull(),
+    passwordIterations: integer("password_iterations").notNull(),
+    status: text("status", { enum: ["active", "disabled", "removed"] }).notNull().default("active"),
+    isSignupUser: integer("is_signup_user", { mode: "boolean" }).notNull().default(false),
+    /** Module roles as JSON; replaced wholesale by PUT /api/admin/users/{id}. */
+    roles: text("roles", { mode: "json" }).$type<RoleAssignment[]>().notNull().default(sql`'[]'`),
+    weeklyAuditReportEnabled: integer("weekly_audit_report_enabled", { mode: "boolean" }).notNull().default(false),
+    createdAt: text("created_at").notNull().default(now),
+    removedAt: text("removed_at"),
+  },
+  (t) => [uniqueIndex("users_email_unique").on(t.email), index("users_org_idx").on(t.organizationId)],
+);
+
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    userId: integer("user_id").notNull().references(() => users.id),
+    tokenHash: text("token_hash").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    createdAt: text("created_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("sessions_token_hash_unique").on(t.tokenHash), index("sessions_expires_idx").on(t.expiresAt)],
+);
+
+export const apiTokens = sqliteTable(
+  "api_tokens",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    userId: integer("user_id").notNull().references(() => users.id),
+    name: text("name").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    tokenPrefix: text("token_prefix").notNull(),
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    validityDays: integer("validity_days").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    lastUsedAt: text("last_used_at"),
+    createdAt: text("created_at").notNull().default(now),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [
+    uniqueIndex("api_tokens_token_hash_unique").on(t.tokenHash),
+    index("api_tokens_org_user_idx").on(t.organizationId, t.userId),
+  ],
+);
+
+export const invitations = sqliteTable(
+  "invitations",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    email: text("email").notNull(),
+    roles: text("roles", { mode: "json" }).$type<RoleAssignment[]>().notNull(),
+    weeklyAuditReportEnabled: integer("weekly_audit_report_enabled", { mode: "boolean" }).notNull().default(false),
+    tokenHash: text("token_hash").notNull(),
+    invitedByUserId: integer("invited_by_user_id").references(() => users.id),
+    sentAt: text("sent_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    acceptedAt: text("accepted_at"),
+    acceptedUserId: integer("accepted_user_id").references(() => users.id),
+    createdAt: text("created_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("invitations_token_hash_unique").on(t.tokenHash), index("invitations_org_idx").on(t.organizationId)],
+);
+
+/**
+ * Every outgoing mail is written here first (in the same batch as the change that
+ * caused it). With no SMTP configured this table *is* the mailbox (status
+ * `stored`, readable in development); with SMTP it is a queue with retries.
+ */
+export const mailOutbox = sqliteTable(
+  "mail_outbox",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").references(() => organizations.id),
+    toAddress: text("to_address").notNull(),
+    subject: text("subject").notNull(),
+    body: text("body").notNull(),
+    kind: text("kind").notNull(),
+    status: text("status", { enum: ["stored", "pending", "sent", "failed"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: text("next_attempt_at"),
+    lastError: text("last_error"),
+    createdAt: text("created_at").notNull().default(now),
+    sentAt: text("sent_at"),
+  },
+  (t) => [index("mail_outbox_org_idx").on(t.organizationId), index("mail_outbox_status_idx").on(t.status, t.nextAttemptAt)],
+);
+
+export const auditLogs = sqliteTable(
+  "audit_logs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    userId: integer("user_id"),
+    tokenId: integer("token_id"),
+    action: text("action").notNull(),
+    targetType: text("target_type"),
+    targetId: text("target_id"),
+    clientIp: text("client_ip"),
+    createdAt: text("created_at").notNull().default(now),
+  },
+  (t) => [index("audit_logs_org_created_idx").on(t.organizationId, t.createdAt)],
+);
+
+/** One row per registered scheduled job: when it last ran and how it went. */
+export const jobRuns = sqliteTable("job_runs", {
+  name: text("name").primaryKey(),
+  lastStartedAt: text("last_started_at"),
+  lastFinishedAt: text("last_finished_at"),
+  lastStatus: text("last_status"),
+  lastError: text("last_error"),
+  runCount: integer("run_count").notNull().default(0),
+});

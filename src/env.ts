@@ -1,0 +1,85 @@
+/**
+ * The Worker's bindings and configuration.
+ *
+ * Every value in `Bindings` comes from wrangler.toml `[vars]` (public defaults),
+ * `.dev.vars` locally, or secrets when deployed. `loadConfig` turns the raw strings
+ * into typed configuration once per request; modules read `Config`, never `env.X`.
+ */
+import type { OrgGate } from "../durable-objects/org-gate";
+
+export interface Bindings {
+  DB: D1Database;
+  ORG_GATE: DurableObjectNamespace<OrgGate>;
+
+  SIGNUP_ENABLED?: string;
+  PUBLIC_BASE_URL?: string;
+  MAIL_FROM?: string;
+  SMTP_URL?: string;
+  CT_LOG_LIST_URL?: string;
+  CT_LOG_LIST_PUBLIC_KEY?: string;
+  RDAP_BOOTSTRAP_URL?: string;
+  DOH_RESOLVER_URLS?: string;
+  RDAP_CHECK_INTERVAL_SECONDS?: string;
+  DNS_CHECK_INTERVAL_SECONDS?: string;
+  SCAN_INTERVAL_SECONDS?: string;
+  CT_START_POSITION?: string;
+  CT_BATCH_SIZE?: string;
+  RATE_LIMIT_ORG_PER_MINUTE?: string;
+  RATE_LIMIT_TOKEN_PER_MINUTE?: string;
+  RATE_LIMIT_ANONYMOUS_PER_MINUTE?: string;
+}
+
+export interface Config {
+  signupEnabled: boolean;
+  publicBaseUrl: string;
+  mailFrom: string;
+  /** Empty: mail goes to the D1 outbox (local transport). */
+  smtpUrl: string;
+  ctLogListUrl: string;
+  ctLogListPublicKey: string;
+  rdapBootstrapUrl: string;
+  dohResolverUrls: string[];
+  rdapCheckIntervalSeconds: number;
+  dnsCheckIntervalSeconds: number;
+  scanIntervalSeconds: number;
+  ctStartPosition: "end" | "start";
+  ctBatchSize: number;
+  rateLimit: { orgPerMinute: number; tokenPerMinute: number; anonymousPerMinute: number };
+}
+
+function int(value: string | undefined, fallback: number, min = 0): number {
+  if (value === undefined || value.trim() === "") return fallback;
+  const n = Number(value);
+  return Number.isInteger(n) && n >= min ? n : fallback;
+}
+
+function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value.trim() === "") return fallback;
+  return !["false", "0", "no", "off"].includes(value.trim().toLowerCase());
+}
+
+export function loadConfig(env: Bindings): Config {
+  return {
+    signupEnabled: bool(env.SIGNUP_ENABLED, true),
+    publicBaseUrl: (env.PUBLIC_BASE_URL || "http://127.0.0.1:8787").replace(/\/+$/, ""),
+    mailFrom: env.MAIL_FROM || "Trust-Plane <no-reply@trust-plane.local>",
+    smtpUrl: env.SMTP_URL ?? "",
+    ctLogListUrl: env.CT_LOG_LIST_URL || "https://www.gstatic.com/ct/log_list/v3/log_list.json",
+    ctLogListPublicKey: env.CT_LOG_LIST_PUBLIC_KEY ?? "",
+    rdapBootstrapUrl: env.RDAP_BOOTSTRAP_URL || "https://data.iana.org/rdap/dns.json",
+    dohResolverUrls: (env.DOH_RESOLVER_URLS || "https://cloudflare-dns.com/dns-query,https://dns.google/dns-query")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+    rdapCheckIntervalSeconds: int(env.RDAP_CHECK_INTERVAL_SECONDS, 21600),
+    dnsCheckIntervalSeconds: int(env.DNS_CHECK_INTERVAL_SECONDS, 900),
+    scanIntervalSeconds: int(env.SCAN_INTERVAL_SECONDS, 3600),
+    ctStartPosition: env.CT_START_POSITION === "start" ? "start" : "end",
+    ctBatchSize: int(env.CT_BATCH_SIZE, 256, 1),
+    rateLimit: {
+      orgPerMinute: int(env.RATE_LIMIT_ORG_PER_MINUTE, 1200, 1),
+      tokenPerMinute: int(env.RATE_LIMIT_TOKEN_PER_MINUTE, 600, 1),
+      anonymousPerMinute: int(env.RATE_LIMIT_ANONYMOUS_PER_MINUTE, 120, 1),
+    },
+  };
+}

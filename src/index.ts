@@ -1,0 +1,25 @@
+/** Worker entry points: HTTP (the Hono app) and the Cron Trigger (the job dispatcher). */
+import { createApp } from "./app";
+import { createDb } from "./db/client";
+import { loadConfig, type Bindings } from "./env";
+import { jobs } from "./jobs";
+import { runScheduled } from "./platform/scheduler";
+
+export { OrgGate } from "../durable-objects/org-gate";
+
+const app = createApp();
+
+export default {
+  fetch: app.fetch,
+  async scheduled(controller: ScheduledController, env: Bindings, ctx: ExecutionContext) {
+    const outcomes = await runScheduled(jobs, {
+      env,
+      config: loadConfig(env),
+      db: createDb(env.DB),
+      now: new Date(controller.scheduledTime),
+      waitUntil: (p) => ctx.waitUntil(p),
+    });
+    const failed = outcomes.filter((o) => o.status === "error");
+    if (failed.length) console.error(`scheduled: ${failed.map((f) => `${f.name}: ${f.error}`).join("; ")}`);
+  },
+} satisfies ExportedHandler<Bindings>;

@@ -1,0 +1,60 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../platform/context";
+import { principalOf } from "../../platform/context";
+import { body, defineRoute, json } from "../../platform/route";
+import * as s from "./schema";
+import * as tokens from "./service";
+
+const tags = ["API tokens"];
+
+export const listOwn = defineRoute({
+  method: "get", path: "/api/api-tokens", tags, summary: "List your own tokens",
+  access: { permission: "api-tokens:view_own_tokens" },
+  responses: { 200: json(s.TokenList) },
+});
+
+export const listOrg = defineRoute({
+  method: "get", path: "/api/api-tokens/org", tags, summary: "List every token of the organization",
+  access: { permission: "api-tokens:view_all_tokens" },
+  responses: { 200: json(s.OrgTokenList) },
+});
+
+export const create = defineRoute({
+  method: "post", path: "/api/api-tokens", tags, summary: "Create a token (its value is shown once)",
+  access: { permission: "api-tokens:create_tokens" },
+  audit: { action: "api_token.create", targetType: "api_token" },
+  request: { body: body(s.CreateTokenRequest) },
+  responses: { 201: json(s.CreateTokenResponse, "Created") },
+});
+
+export const revoke = defineRoute({
+  method: "delete", path: "/api/api-tokens/{token_id}", tags, summary: "Revoke a token",
+  description: "Own tokens need `api-tokens:delete_tokens`; any token of the organization needs `api-tokens:revoke_all_tokens`.",
+  access: { anyOf: ["api-tokens:delete_tokens", "api-tokens:revoke_all_tokens"] },
+  audit: { action: "api_token.revoke", targetType: "api_token", idParam: "token_id" },
+  request: { params: s.TokenIdParam },
+  responses: { 200: json(s.RevokeResponse) },
+});
+
+export const renew = defineRoute({
+  method: "post", path: "/api/api-tokens/{token_id}/renew", tags, summary: "Renew a token with itself",
+  description: "Authenticated by the token being renewed; new expiry = now + its original validity days. Another credential: 403; an expired or revoked token: 401.",
+  access: { authenticated: true },
+  audit: { action: "api_token.renew", targetType: "api_token", idParam: "token_id" },
+  request: { params: s.TokenIdParam },
+  responses: { 200: json(s.RenewResponse) },
+});
+
+export function registerTokenRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listOwn, async (c) => c.json({ tokens: await tokens.listOwnTokens(c.get("db"), principalOf(c), new Date()) }, 200));
+  app.openapi(listOrg, async (c) =>
+    c.json({ tokens: await tokens.listOrganizationTokens(c.get("db"), principalOf(c).organizationId, new Date()) }, 200),
+  );
+  app.openapi(create, async (c) => c.json(await tokens.createToken(c.get("db"), principalOf(c), c.req.valid("json"), new Date()), 201));
+  app.openapi(revoke, async (c) =>
+    c.json(await tokens.revokeToken(c.get("db"), principalOf(c), c.req.valid("param").token_id, new Date()), 200),
+  );
+  app.openapi(renew, async (c) =>
+    c.json(await tokens.renewToken(c.get("db"), principalOf(c), c.req.valid("param").token_id, new Date()), 200),
+  );
+}

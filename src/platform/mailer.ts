@@ -1,0 +1,162 @@
+/**
+ * The mailer: every message the service sends (invitations now; alert e-mails
+ * use the same transport) goes through here.
+ *
+ * Outbox pattern: a message is first a row in `mail_outbox`, written in the same
+ * D1 batch as the change that caused it, so an invitation never exists without
+ * its mail (and vice versa). Then the transport delivers it:
+ *  - local (default, no SMTP_URL): the outbox *is* the mailbox; status `stored`,
+ *    readable with GET /api/admin/mail-outbox or `wrangler d1 execute`.
+ *  - SMTP (SMTP_URL=smtp://user:pass@host:port, or smtps:// for implicit TLS):
+ *    sent over `cloudflare:sockets` with worker-mailer; failures stay `pending`
+ *    with exponential backoff and are retried by the `mail.deliver` job; after
+ *    MAX_ATTEMPTS they are `failed`. Sent bodies are redacted (they may carry
+ *    invitation links, which are secrets).
+ */
+import { and, eq, inArray, lte } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { mailOutbox } from "../db/schema/platform";
+import type { Config } from "../env";
+
+export interface MailMessage {
+  organizationId: number | null;
+  to: string;
+  subject: string;
+  body: string;
+  /** What the message is about, e.g. `invitation`, `alert`, `test`. */
+  kind: string;
+}
+
+/** Sends one message; throws on failure. */
+export interface MailTransport {
+  readonly name: "local" | "smtp";
+  send(message: MailMessage): Promise<void>;
+}
+
+export const MAX_ATTEMPTS = 6;
+
+export interface SmtpSettings {
+  host: string;
+  port: number;
+  secure: boolean;
+  username?: string;
+  password?: string;
+}
+
+export function parseSmtpUrl(url: string): SmtpSettings {
+  const u = new URL(url);
+  if (u.protocol !== "smtp:" && u.protocol !== "smtps:") throw new Error("SMTP_URL must be smtp:// or smtps://");
+  const secure = u.protocol === "smtps:";
+  return {
+    host: u.hostname,
+    port: u.port ? Number(u.port) : secure ? 465 : 587,
+    secure,
+    username: u.username ? decodeURIComponent(u.username) : undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+  };
+}
+
+function parseFrom(from: string): { name?: string; email: string } {
+  const m = /^\s*(.*?)\s*<([^>]+)>\s*$/.exec(from);
+  return m ? { name: m[1] || undefined, email: m[2] } : { email: from.trim() };
+}
+
+export function smtpTransport(config: Config): MailTransport {
+  const settings = parseSmtpUrl(config.smtpUrl);
+  return {
+    name: "smtp",
+    async send(message) {
+      // Imported lazily: cloudflare:sockets exists only in the Workers runtime.
+      const { WorkerMailer } = await import("worker-mailer");
+      const mailer = await WorkerMailer.connect({
+        host: settings.host,
+        port: settings.port,
+        secure: settings.secure,
+        startTls: !settings.secure,
+        credentials: settings.username ? { username: settings.username, password: settings.password ?? "" } : undefined,
+        authType: settings.username ? ["plain", "login"] : undefined,
+        socketTimeoutMs: 10_000,
+        responseTimeoutMs: 10_000,
+      });
+      try {
+        await mailer.send({ from: parseFrom(config.mailFrom), to: { email: message.to }, subject: message.subject, text: message.body });
+      } finally {
+        await mailer.close().catch(() => undefined);
+      }
+    },
+  };
+}
+
+export function transportFor(config: Config): MailTransport | null {
+  return config.smtpUrl ? smtpTransport(config) : null;
+}
+
+/** The outbox row for a message; put it in the same batch as the change it belongs to. */
+export function enqueueMail(db: Db, config: Config, message: MailMessage, now: Date) {
+  return db
+    .insert(mailOutbox)
+    .values({
+      organizationId: message.organizationId,
+      toAddress: message.to,
+      subject: message.subject,
+      body: message.body,
+      kind: message.kind,
+      status: config.smtpUrl ? "pending" : "stored",
+      nextAttemptAt: config.smtpUrl ? now.toISOString() : null,
+      createdAt: now.toISOString(),
+    })
+    .returning({ id: mailOutbox.id });
+}
+
+export function backoffSeconds(attempt: number): number {
+  return Math.min(3600, 30 * 2 ** (attempt - 1));
+}
+
+/** Delivers due pending messages (all, or the given ids). Returns counts. */
+export async function deliverPending(
+  db: Db,
+  transport: MailTransport | null,
+  now: Date,
+  ids?: number[],
+): Promise<{ sent: number; failed: number }> {
+  if (!transport) return { sent: 0, failed: 0 };
+  const due = await db
+    .select()
+    .from(mailOutbox)
+    .where(
+      and(
+        eq(mailOutbox.status, "pending"),
+        ids ? inArray(mailOutbox.id, ids) : lte(mailOutbox.nextAttemptAt, now.toISOString()),
+      ),
+    )
+    .limit(50)
+    .all();
+  let sent = 0;
+  let failed = 0;
+  for (const row of due) {
+    const attempts = row.attempts + 1;
+    try {
+      await transport.send({ organizationId: row.organizationId, to: row.toAddress, subject: row.subject, body: row.body, kind: row.kind });
+      sent++;
+      await db
+        .update(mailOutbox)
+        .set({ status: "sent", attempts, sentAt: new Date().toISOString(), body: "(delivered; body redacted)", lastError: null })
+        .where(eq(mailOutbox.id, row.id))
+        .run();
+    } catch (err) {
+      failed++;
+      const giveUp = attempts >= MAX_ATTEMPTS;
+      await db
+        .update(mailOutbox)
+        .set({
+          status: giveUp ? "failed" : "pending",
+          attempts,
+          lastError: (err instanceof Error ? err.message : String(err)).slice(0, 500),
+          nextAttemptAt: giveUp ? null : new Date(now.getTime() + backoffSeconds(attempts) * 1000).toISOString(),
+        })
+        .where(eq(mailOutbox.id, row.id))
+        .run();
+    }
+  }
+  return { sent, failed };
+}

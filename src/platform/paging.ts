@@ -1,0 +1,46 @@
+/**
+ * Query-string schemas for paged listings. Out-of-range values are a 400
+ * validation_error (ADDENDUM 1), never silently clamped.
+ */
+import { z } from "@hono/zod-openapi";
+
+export const sortOrder = (fallback: "asc" | "desc") =>
+  z.enum(["asc", "desc"]).default(fallback).openapi({ description: "Sort direction" });
+
+const intParam = (min: number, max: number, fallback: number, description: string) =>
+  z.coerce.number().int().min(min).max(max).default(fallback).openapi({ description, example: fallback });
+
+/** `limit` + `offset` paging (RDAP, certificate monitors, audit log...). */
+export function limitOffsetQuery<S extends readonly [string, ...string[]]>(opts: {
+  defaultLimit: number;
+  maxLimit: number;
+  sortBy?: S;
+  defaultSort?: S[number];
+  defaultOrder?: "asc" | "desc";
+}) {
+  return z.object({
+    limit: intParam(1, opts.maxLimit, opts.defaultLimit, `Page size (1-${opts.maxLimit})`),
+    offset: intParam(0, Number.MAX_SAFE_INTEGER, 0, "Rows to skip"),
+    ...(opts.sortBy
+      ? {
+          sort_by: z.enum(opts.sortBy).default(opts.defaultSort ?? opts.sortBy[0]),
+          sort_order: sortOrder(opts.defaultOrder ?? "asc"),
+        }
+      : {}),
+  });
+}
+
+/** `page` + `page_size` paging (CT filters and matches, certificate history). */
+export function pageQuery(opts: { defaultPageSize: number; maxPageSize?: number }) {
+  const max = opts.maxPageSize ?? 100;
+  return z.object({
+    page: intParam(1, 1_000_000, 1, "1-based page number"),
+    page_size: intParam(1, max, opts.defaultPageSize, `Items per page (1-${max})`),
+  });
+}
+
+/** A positive integer id in a path. */
+export const idParam = (name: string) =>
+  z.object({
+    [name]: z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 }),
+  });

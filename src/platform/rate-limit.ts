@@ -1,0 +1,43 @@
+/**
+ * Rate limiting middleware: charges each request to its organization's and its
+ * token's buckets in the OrgGate Durable Object (anonymous calls: to the client
+ * IP), answers 429 with Retry-After when empty, and puts RateLimit-Limit,
+ * RateLimit-Remaining and RateLimit-Reset on every response (ADDENDUM 1).
+ */
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./context";
+import { ApiError } from "./errors";
+import type { BucketSpec, GateDecision } from "../../durable-objects/org-gate";
+
+export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const limits = c.get("config").rateLimit;
+  const principal = c.get("principal");
+  let gateName: string;
+  let specs: BucketSpec[];
+  if (principal) {
+    gateName = `org:${principal.organizationId}`;
+    const credential = principal.tokenId !== null ? `token:${principal.tokenId}` : `session:${principal.sessionId}`;
+    specs = [
+      { key: "org", perMinute: limits.orgPerMinute },
+      { key: credential, perMinute: limits.tokenPerMinute },
+    ];
+  } else {
+    gateName = `ip:${c.get("clientIp") ?? "unknown"}`;
+    specs = [{ key: "ip", perMinute: limits.anonymousPerMinute }];
+  }
+  const gate = c.env.ORG_GATE.get(c.env.ORG_GATE.idFromName(gateName));
+  const decision: GateDecision = await gate.take(specs);
+  const headers = {
+    "RateLimit-Limit": String(decision.limit),
+    "RateLimit-Remaining": String(decision.remaining),
+    "RateLimit-Reset": String(decision.resetSeconds),
+  };
+  if (!decision.allowed) {
+    throw new ApiError(429, "rate_limited", "Too many requests; retry later", undefined, {
+      ...headers,
+      "Retry-After": String(Math.max(1, decision.retryAfterSeconds)),
+    });
+  }
+  await next();
+  for (const [k, v] of Object.entries(headers)) c.res.headers.set(k, v);
+};

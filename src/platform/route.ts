@@ -1,0 +1,132 @@
+/**
+ * `defineRoute`: one declaration per endpoint that reads like a row of the spec's
+ * endpoint tables: method, path, required permission, request/response schemas.
+ * The same declaration enforces the permission, feeds the OpenAPI document
+ * (security + `x-required-permission`), and records the audit entry of a
+ * successful mutating call.
+ */
+import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./context";
+import { auditInsert } from "./audit";
+import { forbidden, unauthorized } from "./errors";
+import type { Permission } from "./permissions";
+
+export type Access =
+  /** No bearer needed. */
+  | { public: true }
+  /** Any valid bearer. */
+  | { authenticated: true }
+  /** Every listed permission is required. */
+  | { permission: Permission }
+  /** Any one of the listed permissions suffices (the handler may narrow further). */
+  | { anyOf: Permission[] };
+
+export interface AuditSpec {
+  /** e.g. `api_token.create`. */
+  action: string;
+  /** e.g. `api_token`. */
+  targetType: string;
+  /** Path parameter holding the target id; otherwise the response's `id`. */
+  idParam?: string;
+}
+
+export const ErrorBody = z
+  .object({
+    success: z.literal(false),
+    error: z.object({
+      code: z.string().openapi({ example: "validation_error" }),
+      message: z.string(),
+      details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    }),
+  })
+  .openapi("Error");
+
+const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+
+function describeAccess(access: Access): string {
+  if ("public" in access) return "No authentication.";
+  if ("authenticated" in access) return "Any valid bearer token.";
+  if ("permission" in access) return `Requires \`${access.permission}\`.`;
+  return `Requires one of ${access.anyOf.map((p) => `\`${p}\``).join(", ")}.`;
+}
+
+function guard(access: Access): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (!("public" in access)) {
+      const principal = c.get("principal");
+      if (!principal) throw c.get("authFailure") ?? unauthorized();
+      const ok =
+        "authenticated" in access ||
+        ("permission" in access && principal.permissions.has(access.permission)) ||
+        ("anyOf" in access && access.anyOf.some((p) => principal.permissions.has(p)));
+      if (!ok) throw forbidden(`This operation requires ${describeAccess(access).replace(/^Requires /, "").replace(/\.$/, "")}`);
+    }
+    await next();
+  };
+}
+
+function auditAfter(spec: AuditSpec): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    await next();
+    if (c.res.status >= 300) return;
+    const principal = c.get("principal");
+    const note = c.get("audit");
+    const organizationId = note?.organizationId ?? principal?.organizationId;
+    if (organizationId === undefined) return;
+    let targetId: string | number | null | undefined = note?.targetId;
+    if (targetId === undefined && spec.idParam) targetId = c.req.param(spec.idParam);
+    if (targetId === undefined && c.res.headers.get("content-type")?.includes("json")) {
+      const body = (await c.res.clone().json().catch(() => null)) as { id?: unknown } | null;
+      if (body && (typeof body.id === "number" || typeof body.id === "string")) targetId = body.id;
+    }
+    await auditInsert(c.get("db"), {
+      organizationId,
+      userId: note?.userId !== undefined ? note.userId : (principal?.userId ?? null),
+      tokenId: principal?.tokenId ?? null,
+      action: spec.action,
+      targetType: note?.targetType ?? spec.targetType,
+      targetId: targetId === undefined || targetId === null ? null : String(targetId),
+      clientIp: c.get("clientIp"),
+      at: new Date(),
+    }).run();
+  };
+}
+
+type Declared = Omit<RouteConfig, "middleware" | "security"> & { access: Access; audit?: AuditSpec };
+
+export function defineRoute<const R extends Declared>(declared: R) {
+  const { access, audit, ...route } = declared;
+  const isPublic = "public" in access;
+  const permissionNote = describeAccess(access);
+  const errors: Record<string, ReturnType<typeof errorResponse>> = {
+    400: errorResponse("Validation error"),
+    429: errorResponse("Rate limited (see Retry-After)"),
+  };
+  if (!isPublic) {
+    errors[401] = errorResponse("Missing, invalid, revoked or expired token (`unauthorized`, `token_expired`)");
+    errors[403] = errorResponse("Token lacks the required permission");
+  }
+  if (route.path.includes("{")) errors[404] = errorResponse("Unknown id, or an id of another organization");
+  const middleware: MiddlewareHandler<AppEnv>[] = [guard(access)];
+  if (audit) middleware.push(auditAfter(audit));
+  return createRoute({
+    ...route,
+    description: [route.description, permissionNote].filter(Boolean).join("\n\n"),
+    security: isPublic ? [] : [{ bearerAuth: [] }],
+    "x-required-permission":
+      "permission" in access ? access.permission : "anyOf" in access ? access.anyOf : isPublic ? "none" : "authenticated",
+    responses: { ...errors, ...route.responses },
+    middleware,
+  } as Omit<R, "access" | "audit"> & { middleware: MiddlewareHandler<AppEnv>[] });
+}
+
+/** `{description, content: application/json schema}` for a success response. */
+export function json<T extends z.ZodType>(schema: T, description = "OK") {
+  return { description, content: { "application/json": { schema } } };
+}
+
+/** A required JSON request body. */
+export function body<T extends z.ZodType>(schema: T) {
+  return { content: { "application/json": { schema } }, required: true };
+}
