@@ -1,0 +1,51 @@
+/** Starts the service the README way (`npm start`) on a free port for a benchmark. */
+import { spawn } from "node:child_process";
+
+export async function startService({ port, env = {} }) {
+  const child = spawn("npm", ["start"], {
+    cwd: new URL("../..", import.meta.url).pathname,
+    env: { ...process.env, PORT: String(port), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let log = "";
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 240; i++) {
+    try {
+      if ((await fetch(`${base}/api/health`)).ok) return { base, stop: () => process.kill(-child.pid, "SIGTERM"), log: () => log };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  process.kill(-child.pid, "SIGTERM");
+  throw new Error("service did not start:\n" + log);
+}
+
+/** Closed-loop load: `concurrency` workers issue requests back to back for `seconds`. */
+export async function load({ url, headers = {}, concurrency, seconds }) {
+  const latencies = [];
+  let errors = 0;
+  const statuses = {};
+  const end = performance.now() + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      try {
+        const res = await fetch(url, { headers });
+        await res.arrayBuffer();
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        if (!res.ok) errors++;
+      } catch {
+        errors++;
+      }
+      latencies.push(performance.now() - t0);
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+  return { requests: latencies.length, rps: latencies.length / elapsed, p50: pct(50), p99: pct(99), errors, statuses };
+}
