@@ -13,6 +13,8 @@ import type { AppEnv } from "./platform/context";
 import { ApiError, badRequest, validationError } from "./platform/errors";
 import { rateLimit } from "./platform/rate-limit";
 import { registerAdminRoutes } from "./modules/admin/routes";
+import { registerAlertingRoutes } from "./modules/alerting/routes";
+import { registerListRoutes } from "./modules/lists/routes";
 import { registerAuthRoutes } from "./modules/auth/routes";
 import { registerSystemRoutes } from "./modules/system/routes";
 import { registerTokenRoutes } from "./modules/tokens/routes";
@@ -40,6 +42,9 @@ export function createApp() {
     c.set("clientIp", c.req.header("cf-connecting-ip") ?? c.req.header("x-real-ip") ?? null);
     await next();
   });
+  app.use("/api/*", authenticate);
+  app.use("/api/*", rateLimit);
+  // After the rate limiter, so a 413 carries the RateLimit-* headers like every response.
   app.use(
     "*",
     bodyLimit({
@@ -49,13 +54,13 @@ export function createApp() {
       },
     }),
   );
-  app.use("/api/*", authenticate);
-  app.use("/api/*", rateLimit);
 
   registerSystemRoutes(app);
   registerAuthRoutes(app);
   registerTokenRoutes(app);
   registerAdminRoutes(app);
+  registerListRoutes(app);
+  registerAlertingRoutes(app);
 
   app.notFound(() => errorResponse(new ApiError(404, "not_found", "No such endpoint")));
   app.onError((err) => {
@@ -64,6 +69,7 @@ export function createApp() {
       // Hono's own validators: malformed JSON, wrong Content-Type.
       if (err.status === 400) return errorResponse(badRequest(err.message || "Malformed request"));
       if (err.status === 413) return errorResponse(new ApiError(413, "payload_too_large", err.message));
+      if (err.status === 415) return errorResponse(new ApiError(415, "unsupported_media_type", "Request bodies must be JSON (Content-Type: application/json)"));
       return errorResponse(new ApiError(err.status, "error", err.message));
     }
     console.error("unhandled error", err instanceof Error ? err.stack : err);

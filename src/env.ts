@@ -5,11 +5,13 @@
  * `.dev.vars` locally, or secrets when deployed. `loadConfig` turns the raw strings
  * into typed configuration once per request; modules read `Config`, never `env.X`.
  */
+import type { AlertState } from "../durable-objects/alert-state";
 import type { OrgGate } from "../durable-objects/org-gate";
 
 export interface Bindings {
   DB: D1Database;
   ORG_GATE: DurableObjectNamespace<OrgGate>;
+  ALERT_STATE: DurableObjectNamespace<AlertState>;
 
   SIGNUP_ENABLED?: string;
   PUBLIC_BASE_URL?: string;
@@ -27,6 +29,7 @@ export interface Bindings {
   RATE_LIMIT_ORG_PER_MINUTE?: string;
   RATE_LIMIT_TOKEN_PER_MINUTE?: string;
   RATE_LIMIT_ANONYMOUS_PER_MINUTE?: string;
+  SECRETS_KEY?: string;
 }
 
 export interface Config {
@@ -45,6 +48,8 @@ export interface Config {
   ctStartPosition: "end" | "start";
   ctBatchSize: number;
   rateLimit: { orgPerMinute: number; tokenPerMinute: number; anonymousPerMinute: number };
+  /** base64 AES-256 key sealing channel secrets; empty = built-in development key. */
+  secretsKey: string;
 }
 
 function int(value: string | undefined, fallback: number, min = 0): number {
@@ -81,5 +86,6 @@ export function loadConfig(env: Bindings): Config {
       tokenPerMinute: int(env.RATE_LIMIT_TOKEN_PER_MINUTE, 600, 1),
       anonymousPerMinute: int(env.RATE_LIMIT_ANONYMOUS_PER_MINUTE, 120, 1),
     },
+    secretsKey: env.SECRETS_KEY ?? "",
   };
 }

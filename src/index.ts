@@ -6,6 +6,7 @@ import { jobs } from "./jobs";
 import { runScheduled } from "./platform/scheduler";
 
 export { OrgGate } from "../durable-objects/org-gate";
+export { AlertState } from "../durable-objects/alert-state";
 
 const app = createApp();
 

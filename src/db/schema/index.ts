@@ -1,2 +1,4 @@
 // Every Drizzle table, one module per feature. drizzle-kit reads this file.
 export * from "./platform";
+export * from "./lists";
+export * from "./alerting";

@@ -1,0 +1,121 @@
+/**
+ * Alerting (ADDENDUM 7): per-module alert rules and templates, organization-wide
+ * notification channels, fired alerts (history) and their per-channel deliveries.
+ */
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { organizations } from "./platform";
+
+const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`;
+const MODULES = ["ct-log", "dns-watcher", "rdap", "cert-watcher"] as const;
+const SEVERITIES = ["info", "low", "medium", "high", "critical"] as const;
+
+export const alertTemplates = sqliteTable(
+  "alert_templates",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    module: text("module", { enum: MODULES }).notNull(),
+    name: text("name").notNull(),
+    subject: text("subject").notNull(),
+    body: text("body").notNull(),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  (t) => [index("alert_templates_org_module_idx").on(t.organizationId, t.module)],
+);
+
+export const alertRules = sqliteTable(
+  "alert_rules",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    module: text("module", { enum: MODULES }).notNull(),
+    name: text("name").notNull(),
+    expression: text("expression").notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    severity: text("severity", { enum: SEVERITIES }).notNull().default("medium"),
+    templateId: integer("template_id").references(() => alertTemplates.id),
+    channelIds: text("channel_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
+    throttleSeconds: integer("throttle_seconds").notNull().default(0),
+    /** Incremented on every change; the AlertState DO compiles once per version. */
+    version: integer("version").notNull().default(1),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  (t) => [index("alert_rules_org_module_idx").on(t.organizationId, t.module)],
+);
+
+/** Which lists a rule's expression names: a referenced list cannot be deleted (409). */
+export const alertRuleLists = sqliteTable(
+  "alert_rule_lists",
+  {
+    ruleId: integer("rule_id")
+      .notNull()
+      .references(() => alertRules.id, { onDelete: "cascade" }),
+    organizationId: integer("organization_id").notNull(),
+    listName: text("list_name").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.ruleId, t.listName] }), index("alert_rule_lists_org_name_idx").on(t.organizationId, t.listName)],
+);
+
+export const notificationChannels = sqliteTable(
+  "notification_channels",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    name: text("name").notNull(),
+    kind: text("kind", { enum: ["webhook", "slack", "email"] }).notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    /** Non-secret settings shown back: webhook URL origin, email recipients. */
+    settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** AES-GCM encrypted JSON of the secret settings (webhook signing secret, Slack URL, SMTP URL). */
+    secretCiphertext: text("secret_ciphertext").notNull(),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  (t) => [index("notification_channels_org_idx").on(t.organizationId)],
+);
+
+export const alertHistory = sqliteTable(
+  "alert_history",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    module: text("module", { enum: MODULES }).notNull(),
+    ruleId: integer("rule_id"),
+    ruleName: text("rule_name").notNull(),
+    severity: text("severity").notNull(),
+    /** What the alert is about (throttling key), e.g. the certificate or domain. */
+    subject: text("subject").notNull(),
+    eventId: text("event_id").notNull(),
+    eventSummary: text("event_summary").notNull(),
+    message: text("message", { mode: "json" }).$type<{ subject: string; body: string }>().notNull(),
+    event: text("event", { mode: "json" }).$type<unknown>().notNull(),
+    firedAt: text("fired_at").notNull(),
+  },
+  (t) => [index("alert_history_org_module_fired_idx").on(t.organizationId, t.module, t.firedAt)],
+);
+
+export const alertDeliveries = sqliteTable(
+  "alert_deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    historyId: integer("history_id")
+      .notNull()
+      .references(() => alertHistory.id, { onDelete: "cascade" }),
+    channelId: integer("channel_id").notNull(),
+    status: text("status", { enum: ["pending", "retrying", "delivered", "failed"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: text("next_attempt_at"),
+    lastError: text("last_error"),
+    responseStatus: integer("response_status"),
+    deliveredAt: text("delivered_at"),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  (t) => [
+    index("alert_deliveries_history_idx").on(t.historyId),
+    index("alert_deliveries_due_idx").on(t.organizationId, t.status, t.nextAttemptAt),
+  ],
+);

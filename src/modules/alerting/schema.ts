@@ -1,0 +1,122 @@
+import { z } from "@hono/zod-openapi";
+import { SEVERITIES } from "./service";
+import { limitOffsetQuery } from "../../platform/paging";
+
+export const RuleBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    expression: z.string().openapi({ description: "CEL, at most 4 KiB", example: 'cert.dns_names.exists(n, n.endsWith(".example.com")) && !caa.authorized' }),
+    enabled: z.boolean().optional(),
+    severity: z.enum(SEVERITIES).optional().openapi({ description: "default medium" }),
+    template_id: z.number().int().positive().nullable().optional(),
+    channel_ids: z.array(z.number().int().positive()).max(20).optional(),
+    throttle_seconds: z.number().int().min(0).max(604_800).optional().openapi({ description: "Fire at most once per this many seconds per subject; 0 = no throttle" }),
+  })
+  .openapi("AlertRuleInput");
+export const Rule = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    expression: z.string(),
+    enabled: z.boolean(),
+    severity: z.string(),
+    template_id: z.number().int().nullable(),
+    channel_ids: z.array(z.number().int()),
+    throttle_seconds: z.number().int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("AlertRule");
+export const RuleList = z.object({ rules: z.array(Rule) });
+export const Created = z.object({ id: z.number().int(), message: z.string() });
+export const Message = z.object({ message: z.string() });
+export const EnabledBody = z.object({ enabled: z.boolean() });
+export const TestBody = z
+  .object({ expression: z.string(), event: z.record(z.string(), z.unknown()).openapi({ description: "An example event of the module" }) })
+  .openapi("AlertRuleTest");
+export const TestResult = z.object({ matched: z.boolean(), error: z.string().nullable() }).openapi("AlertRuleTestResult");
+
+export const TemplateBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    subject: z.string().max(1000).openapi({ example: "New certificate for {{cert.subject}}" }),
+    body: z.string().max(20_000).openapi({ example: "Issuer: {{cert.issuer}}\nNames: {{cert.dns_names}}" }),
+  })
+  .openapi("AlertTemplateInput");
+export const Template = TemplateBody.extend({ id: z.number().int(), created_at: z.string(), updated_at: z.string() }).openapi("AlertTemplate");
+export const TemplateList = z.object({ templates: z.array(Template) });
+
+export const HistoryQuery = limitOffsetQuery({ defaultLimit: 20, maxLimit: 100 });
+export const History = z
+  .object({
+    alerts: z.array(
+      z.object({
+        id: z.number().int(),
+        rule_id: z.number().int().nullable(),
+        rule_name: z.string(),
+        severity: z.string(),
+        subject: z.string(),
+        event_id: z.string(),
+        event_summary: z.string(),
+        message: z.object({ subject: z.string(), body: z.string() }),
+        fired_at: z.string(),
+        deliveries: z.array(
+          z.object({
+            channel_id: z.number().int(),
+            channel_name: z.string().nullable(),
+            channel_kind: z.string().nullable(),
+            status: z.enum(["pending", "retrying", "delivered", "failed"]),
+            attempts: z.number().int(),
+            last_error: z.string().nullable(),
+            response_status: z.number().int().nullable(),
+            next_attempt_at: z.string().nullable(),
+            delivered_at: z.string().nullable(),
+          }),
+        ),
+      }),
+    ),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .openapi("AlertHistory");
+
+export const Introspection = z
+  .object({
+    module: z.string(),
+    variables: z.array(z.object({ path: z.string(), type: z.string(), description: z.string() })),
+    functions: z.array(z.object({ name: z.string(), signature: z.string(), description: z.string() })),
+  })
+  .openapi("CelIntrospection");
+
+export const ChannelBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    kind: z.enum(["webhook", "slack", "email"]),
+    enabled: z.boolean().optional(),
+    url: z.string().max(2000).optional().openapi({ description: "webhook and slack: http(s) URL" }),
+    secret: z.string().max(200).optional().openapi({ description: "webhook: HMAC signing secret (>= 16 chars); generated when absent and returned once" }),
+    recipients: z.array(z.string().max(254)).max(50).optional().openapi({ description: "email: recipient addresses" }),
+    smtp_url: z.string().max(2000).optional().openapi({ description: "email: SMTP server for this channel (default: the service's SMTP_URL)" }),
+  })
+  .openapi("NotificationChannelInput");
+export const ChannelUpdateBody = ChannelBody.extend({ rotate_secret: z.boolean().optional() });
+export const Channel = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    kind: z.string(),
+    enabled: z.boolean(),
+    settings: z.record(z.string(), z.unknown()).openapi({ description: "Non-secret settings; secrets are never returned" }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("NotificationChannel");
+export const ChannelList = z.object({ channels: z.array(Channel) });
+export const ChannelCreated = z.object({ id: z.number().int(), message: z.string(), secret: z.string().optional().openapi({ description: "webhook signing secret, shown only here" }) });
+export const ChannelTestResult = z.object({ delivered: z.boolean(), status: z.number().int().nullable(), error: z.string().nullable() });
+
+const id = (name: string) => z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 });
+export const RuleIdParam = z.object({ rule_id: id("rule_id") });
+export const TemplateIdParam = z.object({ template_id: id("template_id") });
+export const ChannelIdParam = z.object({ channel_id: id("channel_id") });

@@ -1,0 +1,62 @@
+/**
+ * Per-module facts about events that alerting needs: what an event is about (the
+ * throttling subject), a one-line summary for history and messages, and a stable
+ * event id for de-duplication.
+ */
+import type { ModuleName } from "./cel/variables";
+
+type Ev = Record<string, any>;
+
+const get = (e: Ev, path: string): any => path.split(".").reduce<any>((o, k) => (o == null ? undefined : o[k]), e);
+
+export function eventSubject(module: ModuleName, e: Ev): string {
+  switch (module) {
+    case "ct-log":
+      return String(get(e, "cert.sha256") ?? "");
+    case "rdap":
+      return String(e.domain ?? "");
+    case "cert-watcher":
+      return `${e.monitor_cn ?? ""}|${e.ip_address ?? ""}`;
+    case "dns-watcher":
+      return String(e.domain ?? "");
+  }
+}
+
+export function eventSummary(module: ModuleName, e: Ev): string {
+  switch (module) {
+    case "ct-log": {
+      const names = (get(e, "cert.dns_names") as string[] | undefined) ?? [];
+      const shown = names.slice(0, 3).join(", ") + (names.length > 3 ? ` (+${names.length - 3})` : "");
+      return `Certificate for ${shown || get(e, "cert.subject") || "?"} in ${get(e, "cert.log_name") ?? "a CT log"}`;
+    }
+    case "rdap":
+      return `RDAP registration of ${e.domain ?? "?"} changed`;
+    case "cert-watcher":
+      return e.has_error
+        ? `Scan of ${e.monitor_cn ?? "?"} at ${e.ip_address ?? "?"} failed: ${e.error ?? ""}`
+        : `Scan of ${e.monitor_cn ?? "?"} at ${e.ip_address ?? "?"}: ${e.validity_days ?? "?"} days left`;
+    case "dns-watcher": {
+      const changed = ((e.changed_records as Ev[] | undefined) ?? []).map((r) => `${r.name} ${r.type}`);
+      return `DNS of ${e.domain ?? "?"} changed${changed.length ? `: ${changed.slice(0, 3).join(", ")}` : ""}`;
+    }
+  }
+}
+
+/** JSON with sorted keys, so the same event always hashes the same. */
+export function stableStringify(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
+  const o = value as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${stableStringify(o[k])}`)
+    .join(",")}}`;
+}
+
+/** The event's own `event_id` when it has one, else SHA-256 of its canonical JSON. */
+export async function eventId(module: ModuleName, e: Ev): Promise<string> {
+  if (typeof e.event_id === "string" && e.event_id) return e.event_id;
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${module}\n${stableStringify(e)}`));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

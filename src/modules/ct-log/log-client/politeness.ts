@@ -1,0 +1,129 @@
+/**
+ * Politeness per log: a request rate, retries with exponential backoff and full
+ * jitter on 429/5xx and network failures, Retry-After honoured, a per-request
+ * timeout. Time is injected (clock + sleeper + random), so tests record delays
+ * instead of sleeping.
+ */
+import { LogHttpError } from "./types";
+
+export interface Clock {
+  /** ms since epoch. */
+  now(): number;
+}
+export type Sleeper = (ms: number) => Promise<void>;
+
+export const systemClock: Clock = { now: () => Date.now() };
+export const realSleep: Sleeper = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface PolitenessOptions {
+  /** Maximum request rate to this log; 0 or absent = unlimited. */
+  requestsPerSecond?: number;
+  /** Retries after the first attempt (default 5). */
+  maxRetries?: number;
+  /** First backoff step (default 1000 ms), doubled per attempt. */
+  baseBackoffMs?: number;
+  /** Cap of a backoff step and of an honoured Retry-After (default 60 000 ms). */
+  maxBackoffMs?: number;
+  /** Per-request timeout (default 30 000 ms); 0 disables. */
+  timeoutMs?: number;
+  clock?: Clock;
+  sleep?: Sleeper;
+  /** [0,1) source for jitter (default Math.random). */
+  random?: () => number;
+  fetch?: typeof fetch;
+}
+
+/** Parses Retry-After (delay-seconds or HTTP-date) into ms from `now`; undefined when absent or invalid. */
+export function parseRetryAfter(value: string | null, now: number): number | undefined {
+  if (value === null) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) return undefined;
+  return Math.max(0, t - now);
+}
+
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599);
+}
+
+/** A fetch wrapper holding one log's politeness state. */
+export class PoliteFetcher {
+  private nextSlot = 0;
+  readonly opts: Required<Omit<PolitenessOptions, "fetch">> & { fetch: typeof fetch };
+
+  constructor(opts: PolitenessOptions = {}) {
+    this.opts = {
+      requestsPerSecond: opts.requestsPerSecond ?? 0,
+      maxRetries: opts.maxRetries ?? 5,
+      baseBackoffMs: opts.baseBackoffMs ?? 1000,
+      maxBackoffMs: opts.maxBackoffMs ?? 60_000,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+      clock: opts.clock ?? systemClock,
+      sleep: opts.sleep ?? realSleep,
+      random: opts.random ?? Math.random,
+      // Bound so that a bare `fetch` reference does not lose its receiver.
+      fetch: opts.fetch ?? ((input, init) => fetch(input, init)),
+    };
+  }
+
+  /** Waits for this log's next request slot. */
+  private async throttle(): Promise<void> {
+    const rps = this.opts.requestsPerSecond;
+    if (!rps || rps <= 0) return;
+    const now = this.opts.clock.now();
+    const slot = Math.max(now, this.nextSlot);
+    this.nextSlot = slot + 1000 / rps;
+    if (slot > now) await this.opts.sleep(slot - now);
+  }
+
+  /** Backoff before retry number `attempt` (0-based): full jitter over base*2^attempt, capped. */
+  backoffDelay(attempt: number): number {
+    const ceiling = Math.min(this.opts.maxBackoffMs, this.opts.baseBackoffMs * 2 ** attempt);
+    return Math.floor(this.opts.random() * ceiling);
+  }
+
+  private async once(url: string, init?: RequestInit): Promise<Response> {
+    const timeoutMs = this.opts.timeoutMs;
+    if (!timeoutMs) return this.opts.fetch(url, init);
+    const ctrl = new AbortController();
+    const timer = setTimeout(() => ctrl.abort(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
+    try {
+      const res = await this.opts.fetch(url, { ...init, signal: ctrl.signal });
+      // Read the body under the same timeout, so a stalled body also times out.
+      const body = await res.arrayBuffer();
+      return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Fetches with throttling and retries. Returns the first non-retryable
+   * response (including 4xx other than 429, which the caller interprets); throws
+   * LogHttpError when retries are exhausted.
+   */
+  async fetch(url: string, init?: RequestInit): Promise<Response> {
+    let lastError = "";
+    let lastStatus = 0;
+    for (let attempt = 0; ; attempt++) {
+      await this.throttle();
+      let delay: number | undefined;
+      try {
+        const res = await this.once(url, init);
+        if (!isRetryableStatus(res.status)) return res;
+        lastStatus = res.status;
+        lastError = `HTTP ${res.status}`;
+        const ra = parseRetryAfter(res.headers.get("retry-after"), this.opts.clock.now());
+        if (ra !== undefined) delay = Math.min(ra, this.opts.maxBackoffMs);
+      } catch (err) {
+        lastStatus = 0;
+        lastError = (err as Error).message || String(err);
+      }
+      if (attempt >= this.opts.maxRetries) {
+        throw new LogHttpError(url, lastStatus, `${lastError} from ${url} after ${attempt + 1} attempts`);
+      }
+      await this.opts.sleep(delay ?? this.backoffDelay(attempt));
+    }
+  }
+}

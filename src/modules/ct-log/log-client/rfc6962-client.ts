@@ -1,0 +1,130 @@
+/**
+ * RFC 6962 §4 read client: get-sth (signature verified with the log key) and
+ * get-entries (inclusive ranges; servers may return fewer entries than asked, so
+ * we loop on what came back, and never ask past the tree size).
+ */
+import { CtWireError, fromBase64 } from "../wire/bytes";
+import { parseDigitallySigned, verifyTreeHeadSignature, type LogPublicKey } from "../wire/digitally-signed";
+import { merkleLeafHash, parseGetEntriesResponse } from "../wire/rfc6962";
+import { PoliteFetcher, type PolitenessOptions } from "./politeness";
+import {
+  EntryRangeError,
+  LogDataError,
+  LogHttpError,
+  TreeHeadVerificationError,
+  type GetEntriesOptions,
+  type LogClient,
+  type LogEntry,
+  type SignedTreeHead,
+} from "./types";
+
+export interface Rfc6962ClientOptions extends PolitenessOptions {
+  /** Log base URL, e.g. "https://ct.googleapis.com/logs/us1/argon2025h2/" (the list's `url`). */
+  baseUrl: string;
+  key: LogPublicKey;
+  /** Entries asked per get-entries request (default 256). */
+  batchSize?: number;
+}
+
+export function withTrailingSlash(u: string): string {
+  return u.endsWith("/") ? u : u + "/";
+}
+
+/** Parses and verifies a get-sth JSON body. */
+export async function verifyGetSthResponse(body: unknown, key: LogPublicKey): Promise<SignedTreeHead> {
+  const b = body as Record<string, unknown> | null;
+  if (!b || typeof b.tree_size !== "number" || typeof b.timestamp !== "number" || typeof b.sha256_root_hash !== "string" || typeof b.tree_head_signature !== "string") {
+    throw new LogDataError("get-sth: body lacks tree_size/timestamp/sha256_root_hash/tree_head_signature");
+  }
+  if (!Number.isSafeInteger(b.tree_size) || b.tree_size < 0 || !Number.isSafeInteger(b.timestamp) || b.timestamp < 0) {
+    throw new LogDataError("get-sth: tree_size/timestamp out of range");
+  }
+  let rootHash: Uint8Array;
+  let ds;
+  try {
+    rootHash = fromBase64(b.sha256_root_hash, "sha256_root_hash");
+    ds = parseDigitallySigned(fromBase64(b.tree_head_signature, "tree_head_signature"));
+  } catch (err) {
+    throw new LogDataError(`get-sth: ${(err as Error).message}`);
+  }
+  if (rootHash.length !== 32) throw new LogDataError("get-sth: root hash is not 32 bytes");
+  const sth: SignedTreeHead = { treeSize: b.tree_size, timestamp: b.timestamp, rootHash };
+  let ok: boolean;
+  try {
+    ok = await verifyTreeHeadSignature(key, sth, ds);
+  } catch (err) {
+    throw new TreeHeadVerificationError(`get-sth: ${(err as Error).message}`);
+  }
+  if (!ok) throw new TreeHeadVerificationError(`get-sth: signature does not verify (tree size ${sth.treeSize})`);
+  return sth;
+}
+
+export class Rfc6962Client implements LogClient {
+  readonly protocol = "rfc6962" as const;
+  readonly baseUrl: string;
+  readonly batchSize: number;
+  private readonly http: PoliteFetcher;
+  private readonly key: LogPublicKey;
+  /** Last verified tree head, bounding getEntries. */
+  lastTreeHead?: SignedTreeHead;
+
+  constructor(opts: Rfc6962ClientOptions) {
+    this.baseUrl = withTrailingSlash(opts.baseUrl);
+    this.key = opts.key;
+    this.batchSize = Math.max(1, Math.floor(opts.batchSize ?? 256));
+    this.http = new PoliteFetcher(opts);
+  }
+
+  private async getJson(path: string): Promise<unknown> {
+    const url = this.baseUrl + path;
+    const res = await this.http.fetch(url, { headers: { accept: "application/json" } });
+    if (!res.ok) throw new LogHttpError(url, res.status);
+    try {
+      return await res.json();
+    } catch {
+      throw new LogDataError(`${url}: body is not JSON`);
+    }
+  }
+
+  async getTreeHead(): Promise<SignedTreeHead> {
+    const sth = await verifyGetSthResponse(await this.getJson("ct/v1/get-sth"), this.key);
+    this.lastTreeHead = sth;
+    return sth;
+  }
+
+  async getEntries(start: number, end: number, opts: GetEntriesOptions = {}): Promise<LogEntry[]> {
+    const treeSize = opts.treeSize ?? this.lastTreeHead?.treeSize;
+    if (treeSize === undefined) throw new EntryRangeError("getEntries needs a tree size: call getTreeHead first or pass treeSize");
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
+      throw new EntryRangeError(`bad range ${start}..${end}`);
+    }
+    if (end >= treeSize) throw new EntryRangeError(`entry ${end} is past tree size ${treeSize}`);
+
+    const out: LogEntry[] = [];
+    let next = start;
+    while (next <= end) {
+      const askEnd = Math.min(end, next + this.batchSize - 1);
+      const body = await this.getJson(`ct/v1/get-entries?start=${next}&end=${askEnd}`);
+      let decoded;
+      try {
+        decoded = parseGetEntriesResponse(body);
+      } catch (err) {
+        if (err instanceof CtWireError) throw new LogDataError(`get-entries ${next}..${askEnd}: ${err.message}`);
+        throw err;
+      }
+      // A server may answer short; it must not answer empty (that would loop forever) nor long.
+      if (decoded.length === 0) throw new LogDataError(`get-entries ${next}..${askEnd}: no entries returned`);
+      const take = decoded.slice(0, askEnd - next + 1);
+      for (const d of take) {
+        out.push({
+          index: next++,
+          leafHash: await merkleLeafHash(d.leafInput),
+          entry: d.entry,
+          preCertificate: d.extra.entryType === "precert_entry" ? d.extra.preCertificate : undefined,
+          chain: d.extra.chain,
+        });
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * static-ct-api read client (c2sp.org/static-ct-api): the checkpoint (signed
+ * note, verified with the log key), data tiles (full or partial `.p/<width>`,
+ * possibly gzip'd), and issuer certificates fetched by fingerprint and cached.
+ */
+import { CtWireError, bytesEqual, sha256, toHex } from "../wire/bytes";
+import { parseCheckpoint, verifyCheckpoint } from "../wire/checkpoint";
+import type { LogPublicKey } from "../wire/digitally-signed";
+import { TILE_WIDTH, issuerPath, maybeGunzip, parseDataTile, tileLeafHash, tilePath, type TileLeaf } from "../wire/static-ct";
+import { PoliteFetcher, type PolitenessOptions } from "./politeness";
+import { withTrailingSlash } from "./rfc6962-client";
+import {
+  EntryRangeError,
+  LogDataError,
+  LogHttpError,
+  TreeHeadVerificationError,
+  type GetEntriesOptions,
+  type LogClient,
+  type LogEntry,
+  type SignedTreeHead,
+} from "./types";
+
+/** Where issuer certificates are kept between calls (a Map by default; may be shared across clients). */
+export interface IssuerCache {
+  get(fingerprintHex: string): Uint8Array | undefined;
+  set(fingerprintHex: string, der: Uint8Array): void;
+}
+
+export interface StaticCtClientOptions extends PolitenessOptions {
+  /** The list's `monitoring_url`. */
+  monitoringUrl: string;
+  key: LogPublicKey;
+  /**
+   * Expected checkpoint origin. static-ct-api makes it the submission prefix
+   * without scheme or trailing slash; see originFromSubmissionUrl. When absent,
+   * the origin is not checked (the key id still binds the signature to it).
+   */
+  origin?: string;
+  /** Fetch issuer certificates for LogEntry.chain (default true). */
+  resolveIssuers?: boolean;
+  issuerCache?: IssuerCache;
+}
+
+/** "https://log.example/2025h2/" -> "log.example/2025h2". */
+export function originFromSubmissionUrl(submissionUrl: string): string {
+  return submissionUrl.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/\/+$/, "");
+}
+
+export class StaticCtClient implements LogClient {
+  readonly protocol = "static-ct" as const;
+  readonly baseUrl: string;
+  private readonly http: PoliteFetcher;
+  private readonly key: LogPublicKey;
+  private readonly origin?: string;
+  private readonly resolveIssuers: boolean;
+  readonly issuers: IssuerCache;
+  lastTreeHead?: SignedTreeHead;
+
+  constructor(opts: StaticCtClientOptions) {
+    this.baseUrl = withTrailingSlash(opts.monitoringUrl);
+    this.key = opts.key;
+    this.origin = opts.origin;
+    this.resolveIssuers = opts.resolveIssuers ?? true;
+    this.issuers = opts.issuerCache ?? new Map<string, Uint8Array>();
+    this.http = new PoliteFetcher(opts);
+  }
+
+  /** GET a path; null on 404 (the caller decides), LogHttpError on other failures. */
+  private async getBytes(path: string, allow404 = false): Promise<Uint8Array | null> {
+    const url = this.baseUrl + path;
+    const res = await this.http.fetch(url);
+    if (res.status === 404 && allow404) return null;
+    if (!res.ok) throw new LogHttpError(url, res.status);
+    try {
+      return await maybeGunzip(new Uint8Array(await res.arrayBuffer()));
+    } catch (err) {
+      throw new LogDataError(`${url}: ${(err as Error).message}`);
+    }
+  }
+
+  async getTreeHead(): Promise<SignedTreeHead> {
+    const bytes = (await this.getBytes("checkpoint"))!;
+    let note: string;
+    try {
+      note = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    } catch {
+      throw new LogDataError("checkpoint is not UTF-8");
+    }
+    let cp;
+    try {
+      cp = await parseCheckpoint(note, this.key.logId);
+    } catch (err) {
+      if (err instanceof CtWireError) throw new TreeHeadVerificationError(`checkpoint: ${err.message}`);
+      throw err;
+    }
+    if (this.origin !== undefined && cp.origin !== this.origin) {
+      throw new TreeHeadVerificationError(`checkpoint origin "${cp.origin}" is not "${this.origin}"`);
+    }
+    let ok: boolean;
+    try {
+      ok = await verifyCheckpoint(cp, this.key);
+    } catch (err) {
+      throw new TreeHeadVerificationError(`checkpoint: ${(err as Error).message}`);
+    }
+    if (!ok) throw new TreeHeadVerificationError(`checkpoint signature does not verify (tree size ${cp.treeSize})`);
+    const sth: SignedTreeHead = { treeSize: cp.treeSize, timestamp: cp.timestamp, rootHash: cp.rootHash };
+    this.lastTreeHead = sth;
+    return sth;
+  }
+
+  /**
+   * Reads one data tile as it is in a tree of `treeSize`. A partial tile may have
+   * been replaced by the full one (logs may delete partials), so a 404 on a
+   * partial falls back to the full tile, cut to the width.
+   */
+  async getDataTile(index: number, treeSize: number): Promise<TileLeaf[]> {
+    const width = Math.min(TILE_WIDTH, treeSize - index * TILE_WIDTH);
+    if (width <= 0) throw new EntryRangeError(`data tile ${index} is past tree size ${treeSize}`);
+    let bytes = await this.getBytes(tilePath("data", index, width), width < TILE_WIDTH);
+    let count = width;
+    if (bytes === null) {
+      bytes = (await this.getBytes(tilePath("data", index)))!;
+      count = TILE_WIDTH;
+    }
+    try {
+      return parseDataTile(bytes, count).slice(0, width);
+    } catch (err) {
+      throw new LogDataError(`data tile ${index}: ${(err as Error).message}`);
+    }
+  }
+
+  /** An issuer certificate by SHA-256 fingerprint, from the cache or the log (checked against the fingerprint). */
+  async getIssuer(fingerprint: Uint8Array): Promise<Uint8Array> {
+    const hex = toHex(fingerprint);
+    const cached = this.issuers.get(hex);
+    if (cached) return cached;
+    const der = (await this.getBytes(issuerPath(hex)))!;
+    if (!bytesEqual(await sha256(der), fingerprint)) throw new LogDataError(`issuer ${hex}: served bytes have another fingerprint`);
+    this.issuers.set(hex, der);
+    return der;
+  }
+
+  async getEntries(start: number, end: number, opts: GetEntriesOptions = {}): Promise<LogEntry[]> {
+    const treeSize = opts.treeSize ?? this.lastTreeHead?.treeSize;
+    if (treeSize === undefined) throw new EntryRangeError("getEntries needs a tree size: call getTreeHead first or pass treeSize");
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
+      throw new EntryRangeError(`bad range ${start}..${end}`);
+    }
+    if (end >= treeSize) throw new EntryRangeError(`entry ${end} is past tree size ${treeSize}`);
+
+    const out: LogEntry[] = [];
+    for (let t = Math.floor(start / TILE_WIDTH); t <= Math.floor(end / TILE_WIDTH); t++) {
+      const leaves = await this.getDataTile(t, treeSize);
+      const from = Math.max(start, t * TILE_WIDTH);
+      const to = Math.min(end, t * TILE_WIDTH + leaves.length - 1);
+      for (let i = from; i <= to; i++) {
+        const leaf = leaves[i - t * TILE_WIDTH];
+        if (leaf.leafIndex !== undefined && leaf.leafIndex !== i) {
+          throw new LogDataError(`entry ${i}: leaf_index extension says ${leaf.leafIndex}`);
+        }
+        const chain = this.resolveIssuers ? await Promise.all(leaf.chainFingerprints.map((fp) => this.getIssuer(fp))) : [];
+        out.push({
+          index: i,
+          leafHash: await tileLeafHash(leaf),
+          entry: leaf.entry,
+          preCertificate: leaf.preCertificate,
+          chain,
+          chainFingerprints: leaf.chainFingerprints,
+        });
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * One interface for reading a CT log, whichever protocol it speaks (RFC 6962
+ * get-sth/get-entries, or static-ct-api checkpoint and tiles).
+ */
+import type { TimestampedEntry } from "../wire/rfc6962";
+
+/** A tree head whose signature has been verified with the log's key. */
+export interface SignedTreeHead {
+  treeSize: number;
+  /** ms since epoch, as signed. */
+  timestamp: number;
+  rootHash: Uint8Array;
+}
+
+/** One log entry, as needed downstream (certificate parsing, filter matching). */
+export interface LogEntry {
+  /** Position in the log. */
+  index: number;
+  /** SHA-256(0x00 || MerkleTreeLeaf): the input of the Merkle tree. */
+  leafHash: Uint8Array;
+  entry: TimestampedEntry;
+  /** DER precertificate (precert_entry only). */
+  preCertificate?: Uint8Array;
+  /**
+   * Issuer chain, DER, leaf-most issuer first. RFC 6962: from extra_data.
+   * static-ct-api: the issuers fetched by fingerprint (empty when the client is
+   * configured not to resolve them).
+   */
+  chain: Uint8Array[];
+  /** SHA-256 fingerprints of the chain (static-ct-api tiles carry these directly). */
+  chainFingerprints?: Uint8Array[];
+}
+
+export interface GetEntriesOptions {
+  /**
+   * Tree size the range must fit in; defaults to the size of the last tree head
+   * this client fetched. Entries at or beyond it are never requested.
+   */
+  treeSize?: number;
+}
+
+export interface LogClient {
+  readonly protocol: "rfc6962" | "static-ct";
+  /** Fetches the latest tree head and verifies its signature; throws TreeHeadVerificationError otherwise. */
+  getTreeHead(): Promise<SignedTreeHead>;
+  /**
+   * Entries start..end inclusive, in order, all of them (short server answers are
+   * followed by further requests). end must be below the tree size.
+   */
+  getEntries(start: number, end: number, opts?: GetEntriesOptions): Promise<LogEntry[]>;
+}
+
+/** Base class of every log client failure. */
+export class LogClientError extends Error {
+  override name = "LogClientError";
+}
+
+/** The log answered with an HTTP error after retries were exhausted (or a non-retryable one). */
+export class LogHttpError extends LogClientError {
+  override name = "LogHttpError";
+  constructor(
+    readonly url: string,
+    readonly status: number,
+    message?: string,
+  ) {
+    super(message ?? `HTTP ${status} from ${url}`);
+  }
+}
+
+/** A tree head or checkpoint did not verify with the log's key. */
+export class TreeHeadVerificationError extends LogClientError {
+  override name = "TreeHeadVerificationError";
+}
+
+/** A caller asked for entries the log cannot have (past the tree size) or the log served the wrong ones. */
+export class EntryRangeError extends LogClientError {
+  override name = "EntryRangeError";
+}
+
+/** The log served data that does not decode or does not match (tampered, wrong index). */
+export class LogDataError extends LogClientError {
+  override name = "LogDataError";
+}

@@ -1,0 +1,127 @@
+/**
+ * The collapsed Merkle tree of RFC 6962 §2.1 (a "compact range" from 0 to size):
+ * for a tree of `size` leaves it keeps only the roots of the perfect subtrees that
+ * the binary expansion of `size` decomposes into, largest (leftmost) first. That
+ * is at most 53 hashes for any tree a JS number can count, enough to append the
+ * next leaf and to compute the root of the whole tree, so a monitor can check
+ * every signed tree head against the leaves it actually downloaded (as
+ * certspotter does) without storing the leaves.
+ *
+ * The state serializes to a small JSON object for Durable Object storage.
+ */
+import { CtWireError, bytesEqual, concatBytes, fromBase64, sha256, toBase64 } from "./wire/bytes";
+
+/** SHA-256 of the empty string: the root of the empty tree (RFC 6962 §2.1). */
+const EMPTY_ROOT_HEX = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/** Interior node hash: SHA-256(0x01 || left || right). */
+export function hashChildren(left: Uint8Array, right: Uint8Array): Promise<Uint8Array> {
+  return sha256(concatBytes(new Uint8Array([1]), left, right));
+}
+
+/** Number of set bits of a non-negative safe integer (no 32-bit bitwise ops: sizes pass 2^32). */
+function popcount(n: number): number {
+  let c = 0;
+  while (n > 0) {
+    c += n % 2;
+    n = Math.floor(n / 2);
+  }
+  return c;
+}
+
+/** JSON form: `{ size, nodes: [base64 subtree roots, largest first] }`. */
+export interface CollapsedTreeJson {
+  size: number;
+  nodes: string[];
+}
+
+export class CollapsedMerkleTree {
+  private constructor(
+    private _size: number,
+    private readonly nodes: Uint8Array[],
+  ) {}
+
+  static empty(): CollapsedMerkleTree {
+    return new CollapsedMerkleTree(0, []);
+  }
+
+  /**
+   * Builds a tree from known subtree roots (e.g. computed from static-ct hash
+   * tiles), checking the count fits the size.
+   */
+  static fromSubtreeRoots(size: number, nodes: Uint8Array[]): CollapsedMerkleTree {
+    if (!Number.isSafeInteger(size) || size < 0) throw new CtWireError("collapsed tree", `bad size ${size}`);
+    if (nodes.length !== popcount(size)) throw new CtWireError("collapsed tree", `size ${size} needs ${popcount(size)} nodes, got ${nodes.length}`);
+    if (nodes.some((n) => n.length !== 32)) throw new CtWireError("collapsed tree", "nodes must be 32-byte hashes");
+    return new CollapsedMerkleTree(size, nodes.map((n) => n.slice()));
+  }
+
+  static fromJSON(json: unknown): CollapsedMerkleTree {
+    const j = json as Partial<CollapsedTreeJson> | null;
+    if (!j || typeof j.size !== "number" || !Array.isArray(j.nodes) || j.nodes.some((n) => typeof n !== "string")) {
+      throw new CtWireError("collapsed tree", "JSON is not {size, nodes[]}");
+    }
+    return CollapsedMerkleTree.fromSubtreeRoots(j.size, j.nodes.map((n) => fromBase64(n, "collapsed tree")));
+  }
+
+  toJSON(): CollapsedTreeJson {
+    return { size: this._size, nodes: this.nodes.map(toBase64) };
+  }
+
+  clone(): CollapsedMerkleTree {
+    return new CollapsedMerkleTree(this._size, this.nodes.slice());
+  }
+
+  /** Number of leaves appended so far. */
+  get size(): number {
+    return this._size;
+  }
+
+  /** Subtree roots, largest first (copies). */
+  subtreeRoots(): Uint8Array[] {
+    return this.nodes.map((n) => n.slice());
+  }
+
+  /** Appends one leaf hash (SHA-256(0x00 || leaf), see merkleLeafHash/tileLeafHash). */
+  async append(leafHash: Uint8Array): Promise<void> {
+    if (leafHash.length !== 32) throw new CtWireError("collapsed tree", "leaf hash must be 32 bytes");
+    this.nodes.push(leafHash.slice());
+    this._size += 1;
+    // Each trailing zero bit of the new size is a pair of equal-sized subtrees to merge.
+    for (let s = this._size; s % 2 === 0; s /= 2) {
+      const right = this.nodes.pop()!;
+      const left = this.nodes.pop()!;
+      this.nodes.push(await hashChildren(left, right));
+    }
+  }
+
+  async appendAll(leafHashes: Iterable<Uint8Array>): Promise<void> {
+    for (const h of leafHashes) await this.append(h);
+  }
+
+  /** Merkle Tree Hash of everything appended: fold the subtree roots right to left. */
+  async root(): Promise<Uint8Array> {
+    if (this.nodes.length === 0) return fromHexConst(EMPTY_ROOT_HEX);
+    let h = this.nodes[this.nodes.length - 1];
+    for (let i = this.nodes.length - 2; i >= 0; i--) h = await hashChildren(this.nodes[i], h);
+    return h;
+  }
+
+  /** True when this tree's root equals `rootHash` and its size is `treeSize`. */
+  async matches(treeSize: number, rootHash: Uint8Array): Promise<boolean> {
+    return this._size === treeSize && bytesEqual(await this.root(), rootHash);
+  }
+}
+
+function fromHexConst(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+/** Merkle Tree Hash of a list of leaf hashes (reference helper for tests and fixtures). */
+export async function merkleRoot(leafHashes: Uint8Array[]): Promise<Uint8Array> {
+  const t = CollapsedMerkleTree.empty();
+  await t.appendAll(leafHashes);
+  return t.root();
+}

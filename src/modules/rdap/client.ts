@@ -1,0 +1,240 @@
+/**
+ * The RDAP client: one domain lookup (RFC 9082 `GET <base>/domain/<name>`),
+ * classified into the outcomes the monitor records as `last_check_status`.
+ *
+ * Remote faults never throw: every network error, timeout, odd status or odd
+ * body becomes a result. Redirects are followed by hand (at most 5, loops
+ * detected) because registries redirect thin lookups to registrars and a
+ * misconfigured pair can bounce forever; `fetch`'s own redirect handling would
+ * hide which URL answered.
+ */
+import { isRdapDomain, type RdapDomain } from "./rdap-json";
+import { rdapDomainUrl } from "./bootstrap";
+
+export type RdapFetchOutcome =
+  | "success"
+  | "not_found"
+  | "rate_limited"
+  | "server_error"
+  | "timeout"
+  | "invalid_response"
+  | "no_rdap_server";
+
+export type InvalidResponseReason =
+  /** 200 with an HTML (or other non-JSON) content type. */
+  | "html"
+  /** The body is not JSON. */
+  | "malformed_json"
+  /** JSON, but not an RFC 9083 domain object (objectClassName "domain"). */
+  | "not_domain_object"
+  /** A redirect led back to a URL already visited. */
+  | "redirect_loop"
+  /** More than MAX_REDIRECTS redirects. */
+  | "too_many_redirects"
+  /** A 3xx without a usable Location. */
+  | "bad_redirect"
+  /** The body exceeded maxBodyBytes. */
+  | "too_large"
+  /** A status the protocol does not give meaning to here (400, 401, 403, 410, 1xx...). */
+  | "unexpected_status";
+
+interface ResultBase {
+  /** The first URL requested (metadata.rdap_server); null when there was no server. */
+  requestUrl: string | null;
+  /** The URL that produced the final answer (differs after redirects). */
+  finalUrl: string | null;
+  /** HTTP status of the final answer; null when no answer arrived. */
+  httpStatus: number | null;
+  /** ISO 8601, from the injected clock, when the lookup started. */
+  fetchedAt: string;
+  elapsedMs: number;
+  redirects: number;
+}
+
+export type RdapFetchResult =
+  | (ResultBase & { outcome: "success"; httpStatus: number; domain: RdapDomain; bodyText: string })
+  | (ResultBase & { outcome: "not_found" })
+  | (ResultBase & { outcome: "rate_limited"; retryAfterSeconds: number | null })
+  | (ResultBase & { outcome: "server_error"; message: string })
+  | (ResultBase & { outcome: "timeout"; message: string })
+  | (ResultBase & { outcome: "invalid_response"; reason: InvalidResponseReason; message: string })
+  | (ResultBase & { outcome: "no_rdap_server"; message: string });
+
+export const MAX_REDIRECTS = 5;
+export const DEFAULT_TIMEOUT_MS = 15_000;
+/** Real domain answers are 2-30 KB; anything this large is not one. */
+export const DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+export interface FetchDomainOptions {
+  /** Whole lookup, redirects and body included. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  /** Caller cancellation; reported as outcome "timeout" with a message saying so. */
+  signal?: AbortSignal;
+  /** Injected clock (epoch ms): fetchedAt and HTTP-date Retry-After. */
+  now?: () => number;
+  maxBodyBytes?: number;
+}
+
+/**
+ * Retry-After (RFC 9110 §10.2.3): delay-seconds or an HTTP-date, as seconds from
+ * `now` (never negative). Null when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null, now: number): number | null {
+  if (value === null) return null;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v);
+  // Only a date-shaped value: Date.parse would also accept "5" or "2024".
+  if (!/[a-z]{3},?\s/i.test(v) && !/\d{4}-\d{2}-\d{2}/.test(v)) return null;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+class BodyTooLarge extends Error {}
+
+async function readLimited(res: Response, limit: number): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw new BodyTooLarge();
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) {
+    all.set(c, off);
+    off += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
+/**
+ * Looks `domain` up at the RDAP server `baseUrl` (a bootstrap base URL; null or
+ * "" means discovery found none). Sends `Accept: application/rdap+json`.
+ */
+export async function fetchDomain(
+  baseUrl: string | null | undefined,
+  domain: string,
+  options: FetchDomainOptions = {},
+): Promise<RdapFetchResult> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const base = { fetchedAt: new Date(started).toISOString(), redirects: 0 };
+  const done = <T extends object>(r: T & { requestUrl: string | null; finalUrl: string | null; httpStatus: number | null }) =>
+    ({ ...base, elapsedMs: Math.max(0, now() - started), ...r }) as unknown as RdapFetchResult;
+
+  if (!baseUrl) {
+    return done({ outcome: "no_rdap_server", requestUrl: null, finalUrl: null, httpStatus: null, message: `no RDAP server known for ${domain}` });
+  }
+  let requestUrl: string;
+  try {
+    requestUrl = new URL(rdapDomainUrl(baseUrl, domain)).href;
+  } catch {
+    return done({ outcome: "no_rdap_server", requestUrl: null, finalUrl: null, httpStatus: null, message: `invalid RDAP base URL: ${baseUrl}` });
+  }
+
+  const doFetch = options.fetch ?? fetch;
+  const timeout = new AbortController();
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
+  const aborted = () =>
+    options.signal?.aborted
+      ? "lookup cancelled by caller"
+      : `no complete answer within ${timeoutMs} ms`;
+
+  let url = requestUrl;
+  const visited = new Set<string>([url]);
+  let redirects = 0;
+  try {
+    for (;;) {
+      let res: Response;
+      try {
+        res = await doFetch(url, { headers: { accept: "application/rdap+json" }, redirect: "manual", signal });
+      } catch (err) {
+        if (signal.aborted) return done({ outcome: "timeout", requestUrl, finalUrl: url, httpStatus: null, redirects, message: aborted() });
+        // Refused connection, DNS failure, TLS failure: the server is not serving.
+        return done({ outcome: "server_error", requestUrl, finalUrl: url, httpStatus: null, redirects, message: `network error: ${(err as Error).message}` });
+      }
+      const status = res.status;
+      const at = { requestUrl, finalUrl: url, httpStatus: status, redirects };
+
+      if (status >= 300 && status < 400 && status !== 304) {
+        await res.body?.cancel();
+        const location = res.headers.get("location");
+        let next: string;
+        try {
+          if (!location) throw new Error("no Location");
+          next = new URL(location, url).href;
+        } catch {
+          return done({ ...at, outcome: "invalid_response", reason: "bad_redirect", message: `HTTP ${status} without a usable Location` });
+        }
+        if (visited.has(next)) {
+          return done({ ...at, outcome: "invalid_response", reason: "redirect_loop", message: `redirect loop back to ${next}` });
+        }
+        if (redirects >= MAX_REDIRECTS) {
+          return done({ ...at, outcome: "invalid_response", reason: "too_many_redirects", message: `more than ${MAX_REDIRECTS} redirects` });
+        }
+        visited.add(next);
+        url = next;
+        redirects++;
+        continue;
+      }
+
+      if (status === 404) {
+        await res.body?.cancel();
+        return done({ ...at, outcome: "not_found" });
+      }
+      if (status === 429) {
+        await res.body?.cancel();
+        return done({ ...at, outcome: "rate_limited", retryAfterSeconds: parseRetryAfter(res.headers.get("retry-after"), now()) });
+      }
+      if (status >= 500) {
+        await res.body?.cancel();
+        return done({ ...at, outcome: "server_error", message: `HTTP ${status}` });
+      }
+      if (status !== 200) {
+        await res.body?.cancel();
+        return done({ ...at, outcome: "invalid_response", reason: "unexpected_status", message: `HTTP ${status}` });
+      }
+
+      const contentType = (res.headers.get("content-type") ?? "").toLowerCase();
+      let text: string;
+      try {
+        text = await readLimited(res, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+      } catch (err) {
+        if (err instanceof BodyTooLarge) {
+          return done({ ...at, outcome: "invalid_response", reason: "too_large", message: "response body too large" });
+        }
+        if (signal.aborted) return done({ ...at, outcome: "timeout", message: aborted() });
+        return done({ ...at, outcome: "server_error", message: `body read failed: ${(err as Error).message}` });
+      }
+      // Servers send application/rdap+json, application/json or nothing; HTML is a
+      // portal or an error page, never an RDAP answer.
+      if (contentType.includes("html") || /^\s*</.test(text)) {
+        return done({ ...at, outcome: "invalid_response", reason: "html", message: `HTML instead of RDAP JSON (${contentType || "no content type"})` });
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (err) {
+        return done({ ...at, outcome: "invalid_response", reason: "malformed_json", message: `body is not JSON: ${(err as Error).message}` });
+      }
+      if (!isRdapDomain(json)) {
+        return done({ ...at, outcome: "invalid_response", reason: "not_domain_object", message: "JSON is not an RDAP domain object" });
+      }
+      return done({ ...at, outcome: "success", domain: json, bodyText: text });
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
