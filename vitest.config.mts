@@ -14,6 +14,9 @@ export default defineConfig(async () => {
             TEST_MIGRATIONS: migrations,
             FIXTURE_URL: inject<string>("fixtureUrl"),
             SMTP_SINK_PORT: String(inject<number>("smtpSinkPort") ?? ""),
+            // External services point at the local counterparts of the fixture hub.
+            RDAP_BOOTSTRAP_URL: `${inject<string>("fixtureUrl")}/rdap/bootstrap.json`,
+            DOH_RESOLVER_URLS: `${inject<string>("fixtureUrl")}/doh/default/dns-query`,
           },
         },
       })),

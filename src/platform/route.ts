@@ -108,6 +108,10 @@ export function defineRoute<const R extends Declared>(declared: R) {
     errors[403] = errorResponse("Token lacks the required permission");
   }
   if (route.path.includes("{")) errors[404] = errorResponse("Unknown id, or an id of another organization");
+  if (route.request?.body) {
+    errors[413] = errorResponse("Request body over 1 MiB (`payload_too_large`)");
+    errors[415] = errorResponse("Request body is not JSON (`unsupported_media_type`)");
+  }
   const middleware: MiddlewareHandler<AppEnv>[] = [guard(access)];
   if (audit) middleware.push(auditAfter(audit));
   return createRoute({
