@@ -1,0 +1,164 @@
+// Agent mode: lease scan jobs from the Trust-Plane API, scan with bounded concurrency, post
+// results. Contract (ADDENDUM 9):
+//   POST {api}/api/cert-watcher/agents/lease    Bearer <agent token>  {max_jobs}
+//     -> {jobs: [{job_id, monitor_id, target_id, ip_address, port, sni, starttls, root_ca}], lease_seconds}
+//   POST {api}/api/cert-watcher/agents/results  {job_id, result}  -> 200, or 409 = already accepted (done)
+// SIGINT/SIGTERM: stop leasing, let in-flight scans finish within a grace period, then abandon
+// them (their lease expires server-side and the job is handed out again).
+import { scanTarget, type ScanOptions, type ScanResult } from "./scan";
+import { STARTTLS_PROTOCOLS, type StartTlsProtocol } from "./tls/starttls";
+
+export interface LeasedJob {
+  job_id: string | number;
+  monitor_id: string | number;
+  target_id: string | number;
+  ip_address: string;
+  port: number;
+  sni: string | null;
+  starttls: StartTlsProtocol | null;
+  root_ca: string | null;
+  monitor_cn?: string;
+}
+
+export interface AgentOptions {
+  apiUrl: string;
+  token: string;
+  /** Scans in flight at once (across targets). */
+  concurrency?: number;
+  /** Wait between empty leases. */
+  idleDelayMs?: number;
+  /** Time in-flight scans get after a shutdown signal. */
+  shutdownGraceMs?: number;
+  scan?: ScanOptions;
+  fetch?: typeof fetch;
+  log?: (msg: string) => void;
+  /** Stop after this many leases came back empty (tests, one-pass runs); default: never. */
+  maxIdleLeases?: number;
+}
+
+export interface AgentStats { leased: number; posted: number; conflicts: number; failedPosts: number; abandoned: number }
+
+export class Agent {
+  private stopping = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  readonly stats: AgentStats = { leased: 0, posted: 0, conflicts: 0, failedPosts: 0, abandoned: 0 };
+  private wakeIdle: (() => void) | null = null;
+  private signalStop!: () => void;
+  /** Resolves on stop(), so waits for a free slot or an idle period end at once. */
+  private readonly stopped = new Promise<void>((r) => { this.signalStop = r; });
+  private readonly f: typeof fetch;
+  private readonly log: (m: string) => void;
+
+  constructor(readonly opts: AgentOptions) {
+    this.f = opts.fetch ?? fetch;
+    this.log = opts.log ?? ((m) => console.error(`[scanner-agent] ${m}`));
+  }
+
+  /** Requests a graceful stop: no further leases; in-flight scans finish or are abandoned. */
+  stop(): void {
+    if (!this.stopping) this.log("stopping: no new leases");
+    this.stopping = true;
+    this.signalStop();
+    this.wakeIdle?.();
+  }
+
+  private url(path: string) { return this.opts.apiUrl.replace(/\/+$/, "") + path; }
+  private headers() { return { authorization: `Bearer ${this.opts.token}`, "content-type": "application/json" }; }
+
+  async lease(max: number): Promise<LeasedJob[]> {
+    const res = await this.f(this.url("/api/cert-watcher/agents/lease"), { method: "POST", headers: this.headers(), body: JSON.stringify({ max_jobs: max }) });
+    if (res.status === 401 || res.status === 403) throw new Error(`lease refused: HTTP ${res.status} (agent token invalid or revoked)`);
+    if (!res.ok) throw new Error(`lease failed: HTTP ${res.status}`);
+    const body = (await res.json()) as { jobs?: unknown };
+    return Array.isArray(body.jobs) ? body.jobs.filter(isJob) : [];
+  }
+
+  async postResult(job: LeasedJob, result: ScanResult): Promise<void> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const res = await this.f(this.url("/api/cert-watcher/agents/results"), { method: "POST", headers: this.headers(), body: JSON.stringify({ job_id: job.job_id, result }) });
+        if (res.ok) { this.stats.posted++; return; }
+        if (res.status === 409) { this.stats.conflicts++; return; } // already accepted: done
+        if (res.status < 500) { this.stats.failedPosts++; this.log(`result for job ${job.job_id} refused: HTTP ${res.status}`); return; }
+      } catch (e) {
+        this.log(`posting job ${job.job_id} failed: ${(e as Error).message}`);
+      }
+      await sleep(500 * (attempt + 1));
+    }
+    this.stats.failedPosts++;
+  }
+
+  private async runJob(job: LeasedJob): Promise<void> {
+    const result = await scanTarget(
+      { host: job.ip_address, port: job.port, sni: job.sni, starttls: job.starttls, rootCaPem: job.root_ca, monitorCn: job.monitor_cn ?? job.sni ?? "" },
+      this.opts.scan,
+    );
+    if (this.stopping && this.abandoning) { this.stats.abandoned++; return; }
+    await this.postResult(job, result);
+  }
+  private abandoning = false;
+
+  /** Runs until stop() (or maxIdleLeases); resolves when in-flight work is settled. */
+  async run(): Promise<AgentStats> {
+    const concurrency = this.opts.concurrency ?? 20;
+    let idle = 0;
+    while (!this.stopping) {
+      const free = concurrency - this.inFlight.size;
+      if (free <= 0) { await Promise.race([...this.inFlight, this.stopped]); continue; }
+      let jobs: LeasedJob[] = [];
+      try {
+        jobs = await this.lease(free);
+      } catch (e) {
+        this.log((e as Error).message);
+      }
+      if (this.stopping) break;
+      this.stats.leased += jobs.length;
+      for (const job of jobs) {
+        const p: Promise<void> = this.runJob(job).catch((e) => this.log(`job ${job.job_id}: ${(e as Error).message}`)).finally(() => this.inFlight.delete(p));
+        this.inFlight.add(p);
+      }
+      if (!jobs.length) {
+        idle++;
+        if (this.opts.maxIdleLeases !== undefined && idle >= this.opts.maxIdleLeases && this.inFlight.size === 0) break;
+        await new Promise<void>((res) => { this.wakeIdle = res; setTimeout(res, this.inFlight.size ? 50 : this.opts.idleDelayMs ?? 5000); });
+        this.wakeIdle = null;
+      } else idle = 0;
+    }
+    const grace = this.opts.shutdownGraceMs ?? 30_000;
+    const settled = Promise.all(this.inFlight).then(() => true);
+    const finished = await Promise.race([settled, sleep(grace).then(() => false)]);
+    if (!finished) {
+      this.abandoning = true;
+      this.log(`abandoning ${this.inFlight.size} in-flight scan(s); their leases will expire`);
+    }
+    return this.stats;
+  }
+}
+
+function isJob(j: unknown): j is LeasedJob {
+  const o = j as LeasedJob;
+  return !!o && (typeof o.job_id === "string" || typeof o.job_id === "number") && typeof o.ip_address === "string" &&
+    Number.isInteger(o.port) && (o.starttls == null || STARTTLS_PROTOCOLS.includes(o.starttls));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Agent with SIGINT/SIGTERM wired to a graceful stop (a second signal exits at once). */
+export async function runAgentProcess(opts: AgentOptions): Promise<AgentStats> {
+  const agent = new Agent(opts);
+  let signals = 0;
+  const onSignal = (sig: string) => {
+    signals++;
+    if (signals > 1) process.exit(130);
+    opts.log?.(`${sig} received`);
+    agent.stop();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    return await agent.run();
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}

@@ -1,0 +1,182 @@
+// The served chain as data: leaf details, intermediates, self-signed detection (subject ==
+// issuer, whatever the trust anchor), and path validation with node's X509Certificate against
+// the system store or the monitor's root_ca.
+import { createHash, X509Certificate } from "node:crypto";
+import { rootCertificates } from "node:tls";
+
+export interface LeafCertificate {
+  sha256: string;
+  subject: string;
+  issuer: string;
+  serial: string;
+  signature_algorithm: string;
+  aia: string;
+  ocsp: string;
+  dns_names: string[];
+  not_before: string;
+  not_after: string;
+  public_key_algorithm: string;
+  key_bits: number | null;
+  curve: string | null;
+}
+
+export interface ChainEntry { subject: string; issuer: string; not_before: string; not_after: string; signature_sha256: string }
+export interface PathEntry { certificate_subject: string; certificate_issuer: string }
+export interface Validation { trusted: boolean; error: string; hostname_match: boolean | null; anchor: "system" | "root_ca" }
+
+export interface ChainReport {
+  certificate: LeafCertificate;
+  validity_days: number;
+  self_signed: boolean;
+  chain_length: number;
+  intermediates: ChainEntry[];
+  validation_path: PathEntry[];
+  validation: Validation;
+}
+
+export class CertificateError extends Error { override name = "CertificateError"; }
+
+// Signature AlgorithmIdentifier OIDs -> OpenSSL names (the names the Mozilla guidelines use).
+const SIG_OIDS: Record<string, string> = {
+  "1.2.840.113549.1.1.4": "md5WithRSAEncryption", "1.2.840.113549.1.1.5": "sha1WithRSAEncryption",
+  "1.2.840.113549.1.1.11": "sha256WithRSAEncryption", "1.2.840.113549.1.1.12": "sha384WithRSAEncryption",
+  "1.2.840.113549.1.1.13": "sha512WithRSAEncryption", "1.2.840.113549.1.1.14": "sha224WithRSAEncryption",
+  "1.2.840.113549.1.1.10": "rsassaPss", "1.2.840.10045.4.1": "ecdsa-with-SHA1", "1.2.840.10045.4.3.1": "ecdsa-with-SHA224",
+  "1.2.840.10045.4.3.2": "ecdsa-with-SHA256", "1.2.840.10045.4.3.3": "ecdsa-with-SHA384", "1.2.840.10045.4.3.4": "ecdsa-with-SHA512",
+  "1.3.101.112": "ED25519", "1.3.101.113": "ED448", "1.2.840.10040.4.3": "dsaWithSHA1", "2.16.840.1.101.3.4.3.2": "dsa_with_SHA256",
+};
+const CURVE_BITS: Record<string, number> = { prime256v1: 256, secp384r1: 384, secp521r1: 521, secp256k1: 256, secp224r1: 224 };
+
+/** Minimal DER walk: Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }. */
+export function signatureAlgorithmOid(der: Buffer): string {
+  const tlv = (pos: number): { tag: number; start: number; end: number } => {
+    if (pos + 2 > der.length) throw new CertificateError("truncated DER");
+    const tag = der[pos];
+    let len = der[pos + 1];
+    let start = pos + 2;
+    if (len & 0x80) {
+      const n = len & 0x7f;
+      if (n < 1 || n > 4 || start + n > der.length) throw new CertificateError("bad DER length");
+      len = der.readUIntBE(start, n);
+      start += n;
+    }
+    if (start + len > der.length) throw new CertificateError("truncated DER");
+    return { tag, start, end: start + len };
+  };
+  const cert = tlv(0);
+  const tbs = tlv(cert.start);
+  const alg = tlv(tbs.end);
+  const oid = tlv(alg.start);
+  if (oid.tag !== 0x06) throw new CertificateError("signatureAlgorithm without OID");
+  const b = der.subarray(oid.start, oid.end);
+  const parts = [Math.floor(b[0] / 40), b[0] % 40];
+  let v = 0;
+  for (let i = 1; i < b.length; i++) {
+    v = v * 128 + (b[i] & 0x7f);
+    if (!(b[i] & 0x80)) { parts.push(v); v = 0; }
+  }
+  return parts.join(".");
+}
+
+const dn = (s: string) => s.split("\n").filter(Boolean).join(", ");
+const iso = (s: string) => new Date(s).toISOString().replace(/\.000Z$/, "Z");
+
+function infoAccess(x: X509Certificate, kind: "CA Issuers" | "OCSP"): string {
+  const line = (x.infoAccess ?? "").split("\n").find((l) => l.startsWith(kind + " - URI:"));
+  return line ? line.slice(kind.length + 7).trim() : "";
+}
+
+function leafOf(x: X509Certificate, der: Buffer): LeafCertificate {
+  const type = x.publicKey.asymmetricKeyType;
+  const details = x.publicKey.asymmetricKeyDetails ?? {};
+  const curve = (details.namedCurve as string | undefined) ?? null;
+  const oid = signatureAlgorithmOid(der);
+  return {
+    sha256: createHash("sha256").update(der).digest("hex"),
+    subject: dn(x.subject),
+    issuer: dn(x.issuer),
+    serial: x.serialNumber.toLowerCase(),
+    signature_algorithm: SIG_OIDS[oid] ?? oid,
+    aia: infoAccess(x, "CA Issuers"),
+    ocsp: infoAccess(x, "OCSP"),
+    dns_names: (x.subjectAltName ?? "").split(", ").filter((s) => s.startsWith("DNS:")).map((s) => s.slice(4)),
+    not_before: iso(x.validFrom),
+    not_after: iso(x.validTo),
+    public_key_algorithm: type === "rsa" || type === "rsa-pss" ? "RSA" : type === "ec" ? "ECDSA" : type === "ed25519" ? "Ed25519" : type === "ed448" ? "Ed448" : String(type ?? "unknown").toUpperCase(),
+    key_bits: (details.modulusLength as number | undefined) ?? (curve ? CURVE_BITS[curve] ?? null : type === "ed25519" ? 256 : type === "ed448" ? 456 : null),
+    curve,
+  };
+}
+
+let systemAnchors: X509Certificate[] | null = null;
+function anchorsFrom(rootCaPem: string | null): X509Certificate[] {
+  if (rootCaPem) {
+    const blocks = rootCaPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+    if (!blocks.length) throw new CertificateError("root_ca holds no PEM certificate");
+    return blocks.map((b) => new X509Certificate(b));
+  }
+  return (systemAnchors ??= rootCertificates.map((p) => new X509Certificate(p)));
+}
+
+const isIp = (s: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(s) || s.includes(":");
+
+/** Builds the report for a chain as served (leaf first). `now` fixes the clock for expiry. */
+export function analyseChain(chain: readonly Buffer[], opts: { rootCaPem: string | null; hostname: string; now?: Date }): ChainReport {
+  if (!chain.length) throw new CertificateError("server sent an empty certificate chain");
+  const now = opts.now ?? new Date();
+  let certs: X509Certificate[];
+  try {
+    certs = chain.map((d) => new X509Certificate(d));
+  } catch (e) {
+    throw new CertificateError(`unparseable certificate in served chain: ${(e as Error).message}`);
+  }
+  const leafX = certs[0];
+  const leaf = leafOf(leafX, chain[0]);
+  const entry = (x: X509Certificate): ChainEntry => ({
+    subject: dn(x.subject), issuer: dn(x.issuer), not_before: iso(x.validFrom), not_after: iso(x.validTo),
+    signature_sha256: x.fingerprint256.replace(/:/g, "").toLowerCase(),
+  });
+
+  // Path building: leaf, then issuers from the served chain (any order), ending at an anchor.
+  const anchors = anchorsFrom(opts.rootCaPem);
+  const issuedBy = (child: X509Certificate, parent: X509Certificate) => {
+    try { return child.checkIssued(parent) && child.verify(parent.publicKey); } catch { return false; }
+  };
+  const path: X509Certificate[] = [leafX];
+  let error = "";
+  let trusted = false;
+  for (;;) {
+    const cur = path[path.length - 1];
+    const anchor = anchors.find((a) => a.fingerprint256 === cur.fingerprint256 || issuedBy(cur, a));
+    if (anchor) {
+      if (anchor.fingerprint256 !== cur.fingerprint256) path.push(anchor);
+      trusted = true;
+      break;
+    }
+    const next = certs.find((c) => !path.includes(c) && issuedBy(cur, c));
+    if (!next) {
+      error = issuedBy(cur, cur)
+        ? (path.length === 1 ? "self-signed certificate" : "self-signed certificate in chain")
+        : `unable to get issuer certificate of ${dn(cur.subject)}`;
+      break;
+    }
+    path.push(next);
+  }
+  if (trusted) {
+    for (const c of path) {
+      if (new Date(c.validTo).getTime() < now.getTime()) { trusted = false; error = `certificate has expired: ${dn(c.subject)} (${iso(c.validTo)})`; break; }
+      if (new Date(c.validFrom).getTime() > now.getTime()) { trusted = false; error = `certificate is not yet valid: ${dn(c.subject)}`; break; }
+    }
+  }
+  let hostname_match: boolean | null = null;
+  if (opts.hostname) hostname_match = (isIp(opts.hostname) ? leafX.checkIP(opts.hostname) : leafX.checkHost(opts.hostname)) !== undefined;
+  return {
+    certificate: leaf,
+    validity_days: Math.floor((Date.parse(leaf.not_after) - now.getTime()) / 86_400_000),
+    self_signed: leafX.subject === leafX.issuer,
+    chain_length: chain.length,
+    intermediates: certs.slice(1).map(entry),
+    validation_path: path.map((c) => ({ certificate_subject: dn(c.subject), certificate_issuer: dn(c.issuer) })),
+    validation: { trusted, error, hostname_match, anchor: opts.rootCaPem ? "root_ca" : "system" },
+  };
+}

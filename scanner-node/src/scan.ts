@@ -1,0 +1,152 @@
+// One target scan -> the certificate scan event (spec "Certificate scan event fields") plus
+// details and the five framework verdicts. Never throws: every fault becomes has_error/error.
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import {
+  cipherSuiteName, evaluateFrameworks, namedGroupName, weakSuiteFindings,
+  type FrameworkVerdict, type WeakSuiteFinding,
+} from "../../src/modules/cert-watcher/frameworks";
+import { ConnectionBudget, type BudgetOptions } from "./budget";
+import { analyseChain, type ChainEntry, type LeafCertificate, type PathEntry, type Validation } from "./certificate";
+import { enumerate, type EnumerateOptions } from "./enumerate";
+import type { StartTlsProtocol } from "./tls/starttls";
+
+export interface ScanTarget {
+  /** Host name or IP address to connect to. */
+  host: string;
+  port: number;
+  /** SNI; default: host when it is a name. */
+  sni?: string | null;
+  starttls?: StartTlsProtocol | null;
+  /** PEM trust anchor(s) replacing the system store. */
+  rootCaPem?: string | null;
+  monitorCn?: string;
+}
+
+export interface ScanOptions extends EnumerateOptions {
+  timeoutMs?: number;
+  budget?: Partial<BudgetOptions>;
+  mozillaVersion?: string;
+  now?: () => Date;
+}
+
+export interface ProtocolDetail {
+  protocol: string;
+  accepted: boolean | null;
+  complete: boolean;
+  cipher_preference: "server" | "client" | null;
+  ciphers: string[];
+  cipher_codes: string[];
+  notes: string[];
+}
+
+export interface ScanResult {
+  monitor_cn: string;
+  dns_name: string;
+  ip_address: string;
+  port: number;
+  connection_method: "direct_tls" | "starttls";
+  starttls: StartTlsProtocol | null;
+  protocol: string[];
+  ciphers: string[];
+  named_groups: string[];
+  certificate: LeafCertificate | null;
+  validity_days: number | null;
+  intermediates: ChainEntry[];
+  validation_path: PathEntry[];
+  has_error: boolean;
+  error: string;
+  // details beyond the event table
+  cipher_preference: "server" | "client" | null;
+  protocols_detail: ProtocolDetail[];
+  named_groups_detail: { tls13: string[]; tls12: string[] };
+  dh_bits: number | null;
+  chain_length: number;
+  chain_protocol: string | null;
+  self_signed: boolean | null;
+  validation: Validation | null;
+  weak_suites: WeakSuiteFinding[];
+  frameworks: FrameworkVerdict[];
+  scanned_at: string;
+  probes: number;
+  duration_ms: number;
+}
+
+const hex = (c: number) => "0x" + c.toString(16).toUpperCase().padStart(4, "0");
+
+function emptyResult(t: ScanTarget, ip: string, started: number, now: Date): ScanResult {
+  return {
+    monitor_cn: t.monitorCn ?? t.sni ?? (isIP(t.host) ? "" : t.host), dns_name: sniOf(t), ip_address: ip, port: t.port,
+    connection_method: t.starttls ? "starttls" : "direct_tls", starttls: t.starttls ?? null,
+    protocol: [], ciphers: [], named_groups: [], certificate: null, validity_days: null, intermediates: [], validation_path: [],
+    has_error: false, error: "", cipher_preference: null, protocols_detail: [], named_groups_detail: { tls13: [], tls12: [] },
+    dh_bits: null, chain_length: 0, chain_protocol: null, self_signed: null, validation: null, weak_suites: [], frameworks: [],
+    scanned_at: now.toISOString(), probes: 0, duration_ms: Date.now() - started,
+  };
+}
+
+function sniOf(t: ScanTarget): string {
+  if (t.sni != null) return t.sni;
+  return isIP(t.host) ? "" : t.host;
+}
+
+export async function scanTarget(t: ScanTarget, opts: ScanOptions = {}): Promise<ScanResult> {
+  const started = Date.now();
+  const now = opts.now?.() ?? new Date();
+  let ip = t.host;
+  const r = emptyResult(t, ip, started, now);
+  try {
+    if (!isIP(t.host)) ip = (await lookup(t.host)).address;
+    r.ip_address = ip;
+    const budget = new ConnectionBudget({
+      maxConcurrent: opts.budget?.maxConcurrent ?? (t.starttls ? 4 : 16),
+      minIntervalMs: opts.budget?.minIntervalMs ?? (t.starttls ? 20 : 0),
+    });
+    const e = await enumerate({ host: ip, port: t.port, serverName: r.dns_name, starttls: t.starttls ?? null, timeoutMs: opts.timeoutMs ?? 5000 }, budget, opts);
+    r.probes = e.probes;
+    const accepted = e.protocols.filter((p) => p.accepted);
+    r.protocol = accepted.map((p) => p.protocol);
+    const codes = [...new Set(accepted.flatMap((p) => p.suites))];
+    r.ciphers = codes.map(cipherSuiteName);
+    const groupCodes = [...new Set([...e.groups.tls13, ...e.groups.tls12])];
+    r.named_groups = groupCodes.map(namedGroupName);
+    r.named_groups_detail = { tls13: e.groups.tls13.map(namedGroupName), tls12: e.groups.tls12.map(namedGroupName) };
+    r.protocols_detail = e.protocols.map((p) => ({
+      protocol: p.protocol, accepted: p.accepted, complete: p.complete, cipher_preference: p.cipherPreference,
+      ciphers: p.suites.map(cipherSuiteName), cipher_codes: p.suites.map(hex), notes: p.notes,
+    }));
+    r.cipher_preference = [...accepted].reverse().find((p) => p.cipherPreference)?.cipherPreference ?? null;
+    r.dh_bits = e.dhBits;
+    r.weak_suites = weakSuiteFindings(codes);
+    if (e.fatal || !accepted.length) {
+      r.has_error = true;
+      r.error = e.fatal ?? "server accepted no SSL/TLS version";
+    }
+    if (e.chain) {
+      try {
+        const c = analyseChain(e.chain, { rootCaPem: t.rootCaPem ?? null, hostname: r.dns_name, now });
+        Object.assign(r, {
+          certificate: c.certificate, validity_days: c.validity_days, intermediates: c.intermediates, validation_path: c.validation_path,
+          chain_length: c.chain_length, self_signed: c.self_signed, validation: c.validation, chain_protocol: e.chainProtocol,
+        });
+      } catch (err) {
+        r.validation = { trusted: false, error: (err as Error).message, hostname_match: null, anchor: t.rootCaPem ? "root_ca" : "system" };
+      }
+    } else if (!r.has_error) {
+      r.validation = { trusted: false, error: "no certificate obtained from the server", hostname_match: null, anchor: t.rootCaPem ? "root_ca" : "system" };
+    }
+    r.frameworks = evaluateFrameworks({
+      protocols: r.protocol, cipherCodes: codes, groups: groupCodes, dhBits: e.dhBits,
+      certificate: r.certificate && {
+        keyAlgorithm: r.certificate.public_key_algorithm, keyBits: r.certificate.key_bits, curve: r.certificate.curve,
+        signatureAlgorithm: r.certificate.signature_algorithm, notBefore: r.certificate.not_before, notAfter: r.certificate.not_after,
+        trusted: r.validation?.trusted ?? null, selfSigned: r.self_signed,
+      },
+    }, { mozillaVersion: opts.mozillaVersion, now });
+  } catch (err) {
+    r.has_error = true;
+    r.error = (err as NodeJS.ErrnoException).code === "ENOTFOUND" ? `cannot resolve ${t.host}` : `scan failed: ${(err as Error).message}`;
+  }
+  r.duration_ms = Date.now() - started;
+  return r;
+}
