@@ -69,3 +69,91 @@ export function expectError(r: CallResult, status: number, code: string) {
     throw new Error(`expected ${status} ${code}, got ${r.status} ${JSON.stringify(r.body)}`);
   }
 }
+
+// ---------------------------------------------------------------------------
+// Additions for the platform suite (test/platform). Anonymous calls (signup,
+// login, invitation acceptance) are rate limited per client IP, so these helpers
+// give every anonymous caller its own documentation-range address.
+
+let ipCounter = 0;
+/** A fresh client IP (2001:db8::/32, documentation range) per call. */
+export const uniqueIp = () =>
+  `2001:db8:${(Date.now() % 0xffff).toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}::${(++ipCounter).toString(16)}`;
+
+/** `call` from a fresh client IP: anonymous calls never share a rate-limit bucket. */
+export function callFresh<T = any>(
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; rawBody?: BodyInit; headers?: Record<string, string> } = {},
+) {
+  return call<T>(method, path, { ...opts, headers: { "cf-connecting-ip": uniqueIp(), ...opts.headers } });
+}
+
+/** Like `signup`, but from a fresh client IP (see `uniqueIp`). */
+export async function signupFresh(name = "Org"): Promise<Org> {
+  const email = `admin-${unique()}@example.com`;
+  const r = await callFresh("POST", "/api/auth/signup", { body: { organization_name: `${name} ${unique()}`, email, password: PASSWORD } });
+  if (r.status !== 201) throw new Error(`signup failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return { organizationId: r.body.organization_id, userId: r.body.user_id, email, session: r.body.token };
+}
+
+/** Logs in from a fresh client IP; returns the raw result. */
+export function login(email: string, password = PASSWORD) {
+  return callFresh("POST", "/api/auth/login", { body: { email, password } });
+}
+
+/** The `tpi_` token of the newest invitation mail to `email`, read from the mail outbox. */
+export async function invitationTokenFor(adminSession: string, email: string): Promise<string> {
+  const r = await call("GET", "/api/admin/mail-outbox?limit=100", { token: adminSession });
+  if (r.status !== 200) throw new Error(`mail-outbox failed: ${r.status} ${JSON.stringify(r.body)}`);
+  const mail = (r.body.messages as { to: string; body: string; kind: string }[]).find((m) => m.to === email);
+  const token = mail && /tpi_[0-9A-Za-z]{38}/.exec(mail.body)?.[0];
+  if (!token) throw new Error(`no invitation mail for ${email}`);
+  return token;
+}
+
+export interface Member {
+  userId: number;
+  email: string;
+  session: string;
+  invitationId: number;
+}
+
+/** Invites `email` with `roles` and accepts the invitation: a second user of the organization. */
+export async function addMember(adminSession: string, roles: { module_name: string; role_name: string }[]): Promise<Member> {
+  const email = `member-${unique()}@example.com`;
+  const inv = await call("POST", "/api/admin/invitations", { token: adminSession, body: { email, roles } });
+  if (inv.status !== 201) throw new Error(`invite failed: ${inv.status} ${JSON.stringify(inv.body)}`);
+  const token = await invitationTokenFor(adminSession, email);
+  const acc = await callFresh("POST", "/api/auth/invitations/accept", { body: { token, password: PASSWORD } });
+  if (acc.status !== 201) throw new Error(`accept failed: ${acc.status} ${JSON.stringify(acc.body)}`);
+  return { userId: acc.body.user_id, email, session: acc.body.token, invitationId: inv.body.id };
+}
+
+/** Polls `probe` until it returns a truthy value (or `timeoutMs` passes); returns the last value. */
+export async function pollUntil<T>(probe: () => Promise<T>, timeoutMs = 2000, stepMs = 25): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let v = await probe();
+  while (!v && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, stepMs));
+    v = await probe();
+  }
+  return v;
+}
+
+/** Asserts the ADDENDUM 1 error body exactly: only `success` and `error{code, message, details?}`. */
+export function expectErrorShape(r: CallResult, status: number, code: string) {
+  expectError(r, status, code);
+  const keys = Object.keys(r.body).sort().join(",");
+  const errKeys = Object.keys(r.body.error).sort();
+  if (keys !== "error,success" || typeof r.body.error.message !== "string" || r.body.error.message === "") {
+    throw new Error(`bad error body: ${JSON.stringify(r.body)}`);
+  }
+  for (const k of errKeys) if (!["code", "message", "details"].includes(k)) throw new Error(`unexpected error field ${k}`);
+  if ("details" in r.body.error) {
+    const d = r.body.error.details;
+    if (!Array.isArray(d) || d.some((x: any) => typeof x?.path !== "string" || typeof x?.message !== "string")) {
+      throw new Error(`bad details: ${JSON.stringify(d)}`);
+    }
+  }
+}

@@ -18,6 +18,7 @@ export const listRoles = defineRoute({
 });
 export const invite = defineRoute({
   method: "post", path: "/api/admin/invitations", tags, summary: "Invite a user by email (valid 7 days)",
+  description: "Inviting with `roles` also needs `admin:manage_permissions`, and nobody can grant a role whose permissions they do not hold (403).",
   access: { permission: "admin:manage_users" },
   audit: { action: "invitation.create", targetType: "invitation" },
   request: { body: body(s.InviteRequest) },
@@ -37,6 +38,7 @@ export const resendInvitation = defineRoute({
 });
 export const setRoles = defineRoute({
   method: "put", path: "/api/admin/users/{user_id}", tags, summary: "Replace a user's role assignments",
+  description: "Nobody can grant a role whose permissions they do not hold (403); the signup user's roles cannot change (403).",
   access: { permission: "admin:manage_permissions" },
   audit: { action: "user.set_roles", targetType: "user", idParam: "user_id" },
   request: { params: s.UserIdParam, body: body(s.SetRolesRequest) },
@@ -97,7 +99,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
     c.json(await admin.resendInvitation(c.get("db"), c.get("config"), org(c), c.req.valid("param").invitation_id, new Date()), 200),
   );
   app.openapi(setRoles, async (c) =>
-    c.json(await admin.setRoles(c.get("db"), org(c), c.req.valid("param").user_id, c.req.valid("json").roles), 200),
+    c.json(await admin.setRoles(c.get("db"), principalOf(c), c.req.valid("param").user_id, c.req.valid("json").roles), 200),
   );
   app.openapi(setStatus, async (c) =>
     c.json(await admin.setStatus(c.get("db"), org(c), c.req.valid("param").user_id, c.req.valid("json").status), 200),

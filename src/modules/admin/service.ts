@@ -11,7 +11,7 @@ import type { Config } from "../../env";
 import type { Principal } from "../../platform/context";
 import { badRequest, conflict, forbidden, notFound, type ErrorDetail } from "../../platform/errors";
 import { enqueueMail } from "../../platform/mailer";
-import { ASSIGNABLE_ROLES } from "../../platform/permissions";
+import { ASSIGNABLE_ROLES, findRole, type Permission } from "../../platform/permissions";
 import { TIER_LIMITS, usageOf, type Tier } from "../../platform/quotas";
 import { generateSecret, hashSecret } from "../../platform/secrets";
 import { displayedRoles, normalizeEmail } from "../auth/service";
@@ -40,6 +40,17 @@ export function validateRoles(requested: RoleRequest[]): RoleAssignment[] {
   });
   if (details.length) throw badRequest("Invalid role assignment", details);
   return requested.map((r) => ({ module: r.module_name, role: r.role_name }));
+}
+
+/**
+ * Nobody can hand out more than they hold: the permissions of granted roles must
+ * all be the granter's own (the same rule as token scopes), so holding
+ * manage_permissions alone does not let anyone make themselves Administrator.
+ */
+export function assertGrantable(roles: RoleAssignment[], held: ReadonlySet<Permission>) {
+  const missing = new Set<string>();
+  for (const r of roles) for (const p of findRole(r.module, r.role)?.permissions ?? []) if (!held.has(p)) missing.add(p);
+  if (missing.size) throw forbidden(`Cannot grant roles with permissions you do not hold: ${[...missing].sort().join(", ")}`);
 }
 
 export function userView(u: typeof users.$inferSelect) {
@@ -84,10 +95,12 @@ async function memberOf(db: Db, organizationId: number, userId: number) {
   return u;
 }
 
-export async function setRoles(db: Db, organizationId: number, userId: number, requested: RoleRequest[]) {
+export async function setRoles(db: Db, principal: Principal, userId: number, requested: RoleRequest[]) {
   const roles = validateRoles(requested);
+  const organizationId = principal.organizationId;
   const u = await memberOf(db, organizationId, userId);
   if (u.isSignupUser) throw forbidden("The signup user's permissions cannot be changed");
+  assertGrantable(roles, principal.permissions);
   await db.update(users).set({ roles }).where(eq(users.id, u.id)).run();
   return { message: "Roles updated" };
 }
@@ -156,6 +169,11 @@ export async function invite(
 ) {
   const email = normalizeEmail(input.email);
   const roles = validateRoles(input.roles ?? []);
+  // Inviting with roles is assigning roles: it needs manage_permissions too.
+  if (roles.length && !principal.permissions.has("admin:manage_permissions")) {
+    throw forbidden("Inviting with roles requires admin:manage_permissions");
+  }
+  assertGrantable(roles, principal.permissions);
   if (await db.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) {
     throw conflict("A user with this email already exists");
   }
