@@ -27,8 +27,11 @@ export async function call<T = any>(
     body = JSON.stringify(opts.body);
     headers["content-type"] ??= "application/json";
   }
-  // A distinct client IP per test process keeps anonymous rate limits independent.
-  headers["cf-connecting-ip"] ??= "192.0.2.1";
+  // Authenticated calls are limited per organization and token, so one fixed client
+  // IP is fine (and audit-log tests expect it); anonymous calls (signup, login,
+  // invitation acceptance) are limited per IP, so each gets its own unless a test
+  // says otherwise — no test can starve another of the anonymous budget.
+  headers["cf-connecting-ip"] ??= opts.token ? "192.0.2.1" : uniqueIp();
   const res = await (exports as any).default.fetch(new Request(`http://trust-plane.test${path}`, { method, headers, body }));
   const text = await res.text();
   let parsed: any = text;
