@@ -17,6 +17,9 @@ export default defineConfig(async () => {
             // External services point at the local counterparts of the fixture hub.
             RDAP_BOOTSTRAP_URL: `${inject<string>("fixtureUrl")}/rdap/bootstrap.json`,
             DOH_RESOLVER_URLS: `${inject<string>("fixtureUrl")}/doh/default/dns-query`,
+            // An empty signed log list: cron runs never reach for the public CT logs.
+            CT_LOG_LIST_URL: inject<string>("ctLogListUrl"),
+            CT_LOG_LIST_PUBLIC_KEY: inject<string>("ctLogListKeyPem"),
           },
         },
       })),

@@ -14,10 +14,13 @@ import { ApiError, badRequest, validationError } from "./platform/errors";
 import { rateLimit } from "./platform/rate-limit";
 import { registerAdminRoutes } from "./modules/admin/routes";
 import { registerAlertingRoutes } from "./modules/alerting/routes";
+import { registerCertWatcherRoutes } from "./modules/cert-watcher/routes";
 import { registerListRoutes } from "./modules/lists/routes";
+import { registerCtLogRoutes } from "./modules/ct-log/routes";
 import { registerAuthRoutes } from "./modules/auth/routes";
 import { registerSystemRoutes } from "./modules/system/routes";
 import { registerTokenRoutes } from "./modules/tokens/routes";
+import { registerRdapRoutes } from "./modules/rdap/routes";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -61,6 +64,9 @@ export function createApp() {
   registerAdminRoutes(app);
   registerListRoutes(app);
   registerAlertingRoutes(app);
+  registerCtLogRoutes(app);
+  registerCertWatcherRoutes(app);
+  registerRdapRoutes(app);
 
   app.notFound(() => errorResponse(new ApiError(404, "not_found", "No such endpoint")));
   app.onError((err) => {

@@ -7,11 +7,13 @@
  */
 import type { AlertState } from "../durable-objects/alert-state";
 import type { OrgGate } from "../durable-objects/org-gate";
+import type { CtLogCursor } from "../durable-objects/ct-log-cursor";
 
 export interface Bindings {
   DB: D1Database;
   ORG_GATE: DurableObjectNamespace<OrgGate>;
   ALERT_STATE: DurableObjectNamespace<AlertState>;
+  CT_LOG_CURSOR: DurableObjectNamespace<CtLogCursor>;
 
   SIGNUP_ENABLED?: string;
   PUBLIC_BASE_URL?: string;
@@ -22,10 +24,15 @@ export interface Bindings {
   RDAP_BOOTSTRAP_URL?: string;
   DOH_RESOLVER_URLS?: string;
   RDAP_CHECK_INTERVAL_SECONDS?: string;
+  RDAP_BASE_URL?: string;
+  RDAP_TIMEOUT_MS?: string;
+  RDAP_MAX_DOMAINS_PER_RUN?: string;
+  RDAP_CONCURRENCY?: string;
   DNS_CHECK_INTERVAL_SECONDS?: string;
   SCAN_INTERVAL_SECONDS?: string;
   CT_START_POSITION?: string;
   CT_BATCH_SIZE?: string;
+  CT_FIRST_RUN_SPREAD_SECONDS?: string;
   RATE_LIMIT_ORG_PER_MINUTE?: string;
   RATE_LIMIT_TOKEN_PER_MINUTE?: string;
   RATE_LIMIT_ANONYMOUS_PER_MINUTE?: string;
@@ -43,19 +50,28 @@ export interface Config {
   rdapBootstrapUrl: string;
   dohResolverUrls: string[];
   rdapCheckIntervalSeconds: number;
+  rdap: {
+    /** One RDAP base URL for every domain instead of the bootstrap; empty = bootstrap. */
+    baseUrl: string;
+    timeoutMs: number;
+    maxDomainsPerRun: number;
+    concurrency: number;
+  };
   dnsCheckIntervalSeconds: number;
   scanIntervalSeconds: number;
   ctStartPosition: "end" | "start";
   ctBatchSize: number;
+  /** A newly seen log's first read is delayed by up to this much (spreads a fresh start). */
+  ctFirstRunSpreadSeconds: number;
   rateLimit: { orgPerMinute: number; tokenPerMinute: number; anonymousPerMinute: number };
   /** base64 AES-256 key sealing channel secrets; empty = built-in development key. */
   secretsKey: string;
 }
 
-function int(value: string | undefined, fallback: number, min = 0): number {
+function int(value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value.trim() === "") return fallback;
   const n = Number(value);
-  return Number.isInteger(n) && n >= min ? n : fallback;
+  return Number.isInteger(n) && n >= min ? Math.min(n, max) : fallback;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -77,10 +93,17 @@ export function loadConfig(env: Bindings): Config {
       .map((s) => s.trim())
       .filter(Boolean),
     rdapCheckIntervalSeconds: int(env.RDAP_CHECK_INTERVAL_SECONDS, 21600),
+    rdap: {
+      baseUrl: (env.RDAP_BASE_URL ?? "").trim(),
+      timeoutMs: int(env.RDAP_TIMEOUT_MS, 15_000, 1, 120_000),
+      maxDomainsPerRun: int(env.RDAP_MAX_DOMAINS_PER_RUN, 250, 1, 5_000),
+      concurrency: int(env.RDAP_CONCURRENCY, 8, 1, 64),
+    },
     dnsCheckIntervalSeconds: int(env.DNS_CHECK_INTERVAL_SECONDS, 900),
     scanIntervalSeconds: int(env.SCAN_INTERVAL_SECONDS, 3600),
     ctStartPosition: env.CT_START_POSITION === "start" ? "start" : "end",
     ctBatchSize: int(env.CT_BATCH_SIZE, 256, 1),
+    ctFirstRunSpreadSeconds: int(env.CT_FIRST_RUN_SPREAD_SECONDS, 60, 0, 3600),
     rateLimit: {
       orgPerMinute: int(env.RATE_LIMIT_ORG_PER_MINUTE, 1200, 1),
       tokenPerMinute: int(env.RATE_LIMIT_TOKEN_PER_MINUTE, 600, 1),

@@ -7,6 +7,7 @@ import { runScheduled } from "./platform/scheduler";
 
 export { OrgGate } from "../durable-objects/org-gate";
 export { AlertState } from "../durable-objects/alert-state";
+export { CtLogCursor } from "../durable-objects/ct-log-cursor";
 
 const app = createApp();
 

@@ -5,8 +5,11 @@
 import { and, inArray, lt, lte } from "drizzle-orm";
 import { alertDeliveries, sessions } from "./db/schema";
 import { alertStateOf } from "./modules/alerting/emit";
+import { enqueueScansJob } from "./modules/cert-watcher/jobs";
 import { deliverPending, transportFor } from "./platform/mailer";
 import { JobRegistry } from "./platform/scheduler";
+import { ctLogJobs } from "./modules/ct-log/jobs";
+import { registerRdapJobs } from "./modules/rdap/jobs";
 
 export const jobs = new JobRegistry();
 
@@ -45,3 +48,9 @@ jobs.register({
     return { organizations: orgs.length };
   },
 });
+
+registerRdapJobs(jobs);
+
+jobs.register(enqueueScansJob);
+
+for (const job of ctLogJobs) jobs.register(job);

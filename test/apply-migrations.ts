@@ -1,5 +1,6 @@
 // Applies the drizzle-kit generated migrations to the test D1 before each test file.
-import { applyD1Migrations } from "cloudflare:test";
+import { applyD1Migrations, type D1Migration } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 
-await applyD1Migrations(env.DB, (env as unknown as { TEST_MIGRATIONS: D1Migration[] }).TEST_MIGRATIONS);
+const bindings = env as unknown as { DB: D1Database; TEST_MIGRATIONS: D1Migration[] };
+await applyD1Migrations(bindings.DB, bindings.TEST_MIGRATIONS);

@@ -68,22 +68,34 @@ export class Agent {
   async lease(max: number): Promise<LeasedJob[]> {
     const res = await this.f(this.url("/api/cert-watcher/agents/lease"), { method: "POST", headers: this.headers(), body: JSON.stringify({ max_jobs: max }) });
     if (res.status === 401 || res.status === 403) throw new Error(`lease refused: HTTP ${res.status} (agent token invalid or revoked)`);
+    if (res.status === 429) {
+      // The organization's rate limit: wait as told before leasing again.
+      await sleep(retryAfterMs(res, 5_000));
+      return [];
+    }
     if (!res.ok) throw new Error(`lease failed: HTTP ${res.status}`);
     const body = (await res.json()) as { jobs?: unknown };
     return Array.isArray(body.jobs) ? body.jobs.filter(isJob) : [];
   }
 
+  /**
+   * Posts a result; retries network errors, 5xx (exponential backoff) and 429 (as long
+   * as Retry-After says), so a result is not lost to a busy API. 409 means another post
+   * was already accepted: done. Other 4xx are final.
+   */
   async postResult(job: LeasedJob, result: ScanResult): Promise<void> {
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < POST_ATTEMPTS; attempt++) {
+      let waitMs = Math.min(30_000, 500 * 2 ** attempt);
       try {
         const res = await this.f(this.url("/api/cert-watcher/agents/results"), { method: "POST", headers: this.headers(), body: JSON.stringify({ job_id: job.job_id, result }) });
         if (res.ok) { this.stats.posted++; return; }
         if (res.status === 409) { this.stats.conflicts++; return; } // already accepted: done
-        if (res.status < 500) { this.stats.failedPosts++; this.log(`result for job ${job.job_id} refused: HTTP ${res.status}`); return; }
+        if (res.status === 429) waitMs = retryAfterMs(res, waitMs);
+        else if (res.status < 500) { this.stats.failedPosts++; this.log(`result for job ${job.job_id} refused: HTTP ${res.status}`); return; }
       } catch (e) {
         this.log(`posting job ${job.job_id} failed: ${(e as Error).message}`);
       }
-      await sleep(500 * (attempt + 1));
+      await sleep(waitMs);
     }
     this.stats.failedPosts++;
   }
@@ -142,6 +154,15 @@ function isJob(j: unknown): j is LeasedJob {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const POST_ATTEMPTS = 6;
+
+/** Retry-After (seconds or HTTP date) in ms, capped at a minute; the fallback when absent. */
+function retryAfterMs(res: Response, fallbackMs: number): number {
+  const h = res.headers.get("retry-after");
+  if (!h) return fallbackMs;
+  const seconds = /^\d+$/.test(h.trim()) ? Number(h) : (Date.parse(h) - Date.now()) / 1000;
+  return Number.isFinite(seconds) ? Math.min(60_000, Math.max(0, seconds * 1000)) : fallbackMs;
+}
 
 /** Agent with SIGINT/SIGTERM wired to a graceful stop (a second signal exits at once). */
 export async function runAgentProcess(opts: AgentOptions): Promise<AgentStats> {

@@ -72,3 +72,27 @@ it("stop(): no further leases; a hung in-flight scan is abandoned after the grac
   expect(api.leaseSizes).toEqual([1]);
   expect(api.posted).toEqual([]);
 });
+
+it("a result refused with 429 is posted again after Retry-After, not dropped", async () => {
+  const attempts: number[] = [];
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      attempts.push(Date.now());
+      if (attempts.length <= 2) {
+        res.writeHead(429, { "retry-after": "1" }).end("{}");
+        return;
+      }
+      res.end("{}");
+    });
+  });
+  const url = await new Promise<string>((r) => server.listen(0, "127.0.0.1", () => r(`http://127.0.0.1:${(server.address() as { port: number }).port}`)));
+  const agent = new Agent({ apiUrl: url, token: "t", log: () => {} });
+  await agent.postResult(job(9, 1), { has_error: true, error: "x" } as unknown as ScanResult);
+  server.close();
+  expect(attempts.length).toBe(3);
+  // Each retry waited for the Retry-After second.
+  expect(attempts[1] - attempts[0]).toBeGreaterThanOrEqual(950);
+  expect(attempts[2] - attempts[1]).toBeGreaterThanOrEqual(950);
+  expect((agent as unknown as { stats: { posted: number; failedPosts: number } }).stats).toMatchObject({ posted: 1, failedPosts: 0 });
+});

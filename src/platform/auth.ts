@@ -92,6 +92,24 @@ export async function resolveBearer(db: Db, bearer: string, now: Date): Promise<
   };
 }
 
+/** A scanner agent authenticated by its `tpa_` token (cert-watcher, ADDENDUM 9). */
+export interface AgentPrincipal {
+  agentId: number;
+  organizationId: number;
+}
+
+/**
+ * Agents are not users: the module that owns them registers how their tokens are
+ * resolved, so authentication (and with it rate limiting) knows them without the
+ * platform depending on that module.
+ */
+export type AgentResolver = (db: Db, bearer: string, now: Date) => Promise<AgentPrincipal | ApiError>;
+let agentResolver: AgentResolver | null = null;
+
+export function registerAgentResolver(resolver: AgentResolver): void {
+  agentResolver = resolver;
+}
+
 export function bearerOf(header: string | undefined): string | null {
   if (!header) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -108,6 +126,10 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     const bearer = bearerOf(header);
     if (!bearer) {
       c.set("authFailure", unauthorized("Authorization header must be `Bearer <token>`"));
+    } else if (parseSecret(bearer) === "agent") {
+      const r = agentResolver ? await agentResolver(c.get("db"), bearer, new Date()) : unauthorized();
+      if (r instanceof ApiError) c.set("authFailure", r);
+      else c.set("agent", r);
     } else {
       const r = await resolveBearer(c.get("db"), bearer, new Date());
       if ("error" in r) c.set("authFailure", r.error);

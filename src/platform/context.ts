@@ -3,6 +3,7 @@ import type { Bindings, Config } from "../env";
 import type { Db } from "../db/client";
 import type { Permission } from "./permissions";
 import { unauthorized, type ApiError } from "./errors";
+import type { AgentPrincipal } from "./auth";
 
 /** Who is calling: resolved once per request from the bearer by `authenticate`. */
 export interface Principal {
@@ -32,6 +33,8 @@ export type AppEnv = {
     config: Config;
     db: Db;
     principal: Principal | undefined;
+    /** A scanner agent (its `tpa_` token), for the agent endpoints only. */
+    agent: AgentPrincipal | undefined;
     /** Why the bearer was rejected, raised only when the route needs a principal. */
     authFailure: ApiError | undefined;
     /** Handlers may refine what the audit log records about their call. */

@@ -3,6 +3,7 @@
  * token's buckets in the OrgGate Durable Object (anonymous calls: to the client
  * IP), answers 429 with Retry-After when empty, and puts RateLimit-Limit,
  * RateLimit-Remaining and RateLimit-Reset on every response (ADDENDUM 1).
+ * Scanner agents are charged to their organization, each agent with its own bucket.
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context";
@@ -12,9 +13,17 @@ import type { BucketSpec, GateDecision } from "../../durable-objects/org-gate";
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const limits = c.get("config").rateLimit;
   const principal = c.get("principal");
+  const agent = c.get("agent");
   let gateName: string;
   let specs: BucketSpec[];
-  if (principal) {
+  if (agent) {
+    // Scanner agents spend their organization's allowance, each with its own bucket.
+    gateName = `org:${agent.organizationId}`;
+    specs = [
+      { key: "org", perMinute: limits.orgPerMinute },
+      { key: `agent:${agent.agentId}`, perMinute: limits.tokenPerMinute },
+    ];
+  } else if (principal) {
     gateName = `org:${principal.organizationId}`;
     const credential = principal.tokenId !== null ? `token:${principal.tokenId}` : `session:${principal.sessionId}`;
     specs = [

@@ -138,8 +138,13 @@ describe("429", () => {
       Array.from({ length: 125 }, () => call("GET", "/api/health", { headers: { "cf-connecting-ip": ip } })),
     );
     const limited = results.filter((r) => r.status === 429);
-    expect(results.filter((r) => r.status === 200).length).toBe(120);
-    expect(limited.length).toBe(5);
+    // The bucket holds 120 and refills 2 per second: on a slow machine a token or two
+    // may refill while the 125 calls are in flight. The exact boundary is proven by
+    // the decide() test below with an injected clock.
+    const ok = results.filter((r) => r.status === 200).length;
+    expect(ok).toBeGreaterThanOrEqual(120);
+    expect(ok + limited.length).toBe(125);
+    expect(limited.length).toBeGreaterThanOrEqual(1);
     const r = limited[0];
     expectErrorShape(r, 429, "rate_limited");
     expect(Number(r.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);

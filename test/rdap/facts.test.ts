@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { deriveFacts, isWithheldValue, registrantOf, registrarOf } from "../../src/modules/rdap/facts";
-import { buildRdapEvent, RDAP_EVENT_VARIABLES } from "../../src/modules/rdap/events";
+import { buildRdapEvent } from "../../src/modules/rdap/events";
+import { compileRule, evaluate } from "../../src/modules/alerting/cel/engine";
 import { clone, rdapJson } from "./data";
 
 let hhgames: any;
@@ -177,15 +178,14 @@ describe("buildRdapEvent", () => {
     // The full answer, notices included (rules see what the registry sent).
     expect((ev.rdap.current as any).notices).toHaveLength(3);
     expect(ev.rdap.current).not.toBe(renewed);
-    expect(RDAP_EVENT_VARIABLES.map((v) => v.name)).toEqual([
-      "domain",
-      "tld",
-      "rdap.current",
-      "rdap.previous",
-      "metadata.fetched_at",
-      "metadata.rdap_server",
-      "metadata.http_status",
-    ]);
+    // The event is exactly what RDAP alert rules are type-checked against.
+    const rule = compileRule(
+      "rdap",
+      'domain == "hhgames.com" && tld == "com" && has(rdap.current.ldhName) && has(rdap.previous.events) && metadata.http_status == 200 && metadata.rdap_server.startsWith("https://") && metadata.fetched_at != ""',
+      [],
+    );
+    if (!rule.ok) throw new Error(rule.message);
+    expect(evaluate(rule, ev as unknown as Record<string, unknown>)).toEqual({ matched: true });
   });
 
   it("leaves rdap.previous absent on a first snapshot", () => {

@@ -3,6 +3,8 @@
 // Certificate and ServerKeyExchange). Pure functions over Buffers; every malformed input
 // raises TlsParseError, never anything else.
 
+import { randomBytes as nodeRandomBytes } from "node:crypto";
+
 export class TlsParseError extends Error {
   override name = "TlsParseError";
 }
@@ -102,9 +104,7 @@ export function buildClientHello(spec: ClientHelloSpec): Buffer {
 }
 
 function randomBytes(n: number): Buffer {
-  const b = Buffer.alloc(n);
-  globalThis.crypto.getRandomValues(b);
-  return b;
+  return nodeRandomBytes(n);
 }
 
 /** Bounds-checked reader; any overrun is a TlsParseError naming what was being read. */

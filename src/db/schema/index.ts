@@ -2,3 +2,6 @@
 export * from "./platform";
 export * from "./lists";
 export * from "./alerting";
+export * from "./cert-watcher";
+export * from "./ct-log";
+export * from "./rdap";

@@ -29,8 +29,11 @@ function normalizedOrThrow(listType: ListType, raws: string[]): string[] {
   const r = normalizeEntries(listType, raws);
   if (!r.errors) return r.values;
   const details: ErrorDetail[] = r.errors.map((e) => ({ path: `entries.${e.index}`, message: `${e.value}: ${e.message}` }));
-  if (r.errors.some((e) => e.kind === "invalid")) throw badRequest("Invalid list entries; nothing was saved", details.filter((_, i) => r.errors[i].kind === "invalid"));
-  throw conflict("Duplicate list entries; nothing was saved", details);
+  // The top-level message names the first problem (e.g. the network address of a CIDR
+  // with host bits set); details list every one.
+  const invalid = details.filter((_, i) => r.errors[i].kind === "invalid");
+  if (invalid.length) throw badRequest(`Invalid list entries; nothing was saved (${invalid[0].message}${invalid.length > 1 ? `, and ${invalid.length - 1} more` : ""})`, invalid);
+  throw conflict(`Duplicate list entries; nothing was saved (${details[0].message})`, details);
 }
 
 function listView(l: typeof ruleLists.$inferSelect, entryCount: number, tier: Tier) {

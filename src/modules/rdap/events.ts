@@ -63,26 +63,3 @@ export function buildRdapEvent(input: BuildRdapEventInput): RdapChangeEvent {
     },
   };
 }
-
-/** One variable of the event as documented by GET /api/rdap/introspection. */
-export interface RdapEventVariable {
-  name: string;
-  type: "string" | "int" | "bool" | "map" | "list";
-  description: string;
-}
-
-/** The CEL variable schema of the RDAP change event (spec "RDAP event fields"). */
-export const RDAP_EVENT_VARIABLES: readonly RdapEventVariable[] = [
-  { name: "domain", type: "string", description: "monitored domain name" },
-  { name: "tld", type: "string", description: "top-level domain of the monitored domain" },
-  {
-    name: "rdap.current",
-    type: "map",
-    description:
-      "full RDAP response (RFC 9083): ldhName, status list, nameservers list of objects with ldhName, events list of eventAction/eventDate, entities list",
-  },
-  { name: "rdap.previous", type: "map", description: "same shape, the previous snapshot" },
-  { name: "metadata.fetched_at", type: "string", description: "ISO 8601 time of the lookup" },
-  { name: "metadata.rdap_server", type: "string", description: "URL queried" },
-  { name: "metadata.http_status", type: "int", description: "status from the RDAP server" },
-];

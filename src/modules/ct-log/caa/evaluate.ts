@@ -125,7 +125,7 @@ export async function evaluateCaa(
     records,
     error: errors.join("; "),
     checked_names: checkedNames,
-    issuer_candidates: mapping.cas,
+    issuer_candidates: [...mapping.cas],
     evaluated_at: now().toISOString(),
   };
 }

@@ -49,8 +49,22 @@ export interface IssuerCaaMapping {
   identifiers: string[];
 }
 
-/** Maps a leaf's issuer DN (RFC 4514 string) to CA names and their CAA identifiers. */
+/** Issuer DNs repeat endlessly in CT (a few hundred intermediates): their mappings are memoized. */
+const mappingMemo = new Map<string, IssuerCaaMapping>();
+const MAPPING_MEMO_MAX = 4096;
+
+/** Maps a leaf's issuer DN (RFC 4514 string) to CA names and their CAA identifiers (memoized; do not mutate the result). */
 export function issuerCaaMapping(issuerDn: string): IssuerCaaMapping {
+  let m = mappingMemo.get(issuerDn);
+  if (!m) {
+    if (mappingMemo.size >= MAPPING_MEMO_MAX) mappingMemo.clear();
+    m = computeIssuerCaaMapping(issuerDn);
+    mappingMemo.set(issuerDn, m);
+  }
+  return m;
+}
+
+function computeIssuerCaaMapping(issuerDn: string): IssuerCaaMapping {
   const attrs = parseDnString(issuerDn);
   const orgs = attrs.filter((a) => a.type === "O").map((a) => a.value.trim().toLowerCase());
   const cns = attrs.filter((a) => a.type === "CN").map((a) => a.value.trim());

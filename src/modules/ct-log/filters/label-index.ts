@@ -115,46 +115,56 @@ export class FilterIndex {
    * unmatchable ones are skipped) against every indexed filter.
    */
   match(rawNames: readonly string[]): FilterMatch[] {
-    const found = new Map<number, FilterMatch>();
-    const hit = (entries: Entry[] | undefined, name: string) => {
-      if (!entries) return;
+    // Hot path (every log entry): nothing is allocated for a name that reaches no filter.
+    let found: Map<number, FilterMatch> | undefined;
+    const hit = (entries: Entry[], name: string) => {
+      found ??= new Map();
       for (const e of entries) {
         const m = found.get(e.row.filterId);
         if (!m) found.set(e.row.filterId, { filter: e.row, names: [name] });
         else if (m.names[m.names.length - 1] !== name && !m.names.includes(name)) m.names.push(name);
       }
     };
+    const root = this.root.children;
+    if (!root) return [];
     for (const raw of rawNames) {
       const name = classifyCertificateName(raw).name;
       if (name === null) continue;
-      const labels = name.split(".");
-      const wildcard = labels[0] === "*";
-      const stop = wildcard ? 1 : 0; // index of the leftmost label to walk
-      let node: TrieNode | undefined = this.root;
-      for (let i = labels.length - 1; i >= stop; i--) {
-        node = node.children?.get(labels[i]);
+      // Walk labels right to left without splitting the name.
+      const wildcard = name.charCodeAt(0) === 0x2a;
+      const stopAt = wildcard ? 2 : 0; // first character of the leftmost label walked
+      let children: Map<string, TrieNode> | undefined = root;
+      let end = name.length;
+      while (children && end > stopAt) {
+        const dot = name.lastIndexOf(".", end - 1);
+        const start = dot < stopAt - 1 ? stopAt : dot + 1;
+        const node = children.get(name.slice(start, end));
         if (!node) break;
-        hit(node.wide, name);
+        const leftmost = start === stopAt; // i === stop in label terms
+        const secondLeft = wildcard ? leftmost : !leftmost && name.lastIndexOf(".", start - 2) < 0; // i === 1
+        if (node.wide) hit(node.wide, name);
         if (wildcard) {
           // "*.P": every node on P's path is at or above the covered names' parent.
-          hit(node.below, name);
-          if (i === 1) {
-            hit(node.childrenOnly, name);
+          if (node.below) hit(node.below, name);
+          if (leftmost) {
+            if (node.childrenOnly) hit(node.childrenOnly, name);
             if (node.children) {
               for (const child of node.children.values()) {
-                hit(child.exact, name);
-                hit(child.wide, name);
+                if (child.exact) hit(child.exact, name);
+                if (child.wide) hit(child.wide, name);
               }
             }
           }
         } else {
-          if (i > 0) hit(node.below, name);
-          if (i === 1) hit(node.childrenOnly, name);
-          if (i === 0) hit(node.exact, name);
+          if (!leftmost && node.below) hit(node.below, name);
+          if (secondLeft && node.childrenOnly) hit(node.childrenOnly, name);
+          if (leftmost && node.exact) hit(node.exact, name);
         }
+        children = node.children;
+        end = start - 1;
       }
     }
-    return [...found.values()];
+    return found ? [...found.values()] : [];
   }
 
   private place(p: FilterPattern, matchType: MatchType): { node: TrieNode; list: ListName } {

@@ -92,6 +92,25 @@ export class Rfc6962Client implements LogClient {
     return sth;
   }
 
+  /**
+   * get-proof-by-index (RFC 6962 §4.5 sibling, served by Trillian-based logs):
+   * the audit path of one leaf in the tree of `treeSize`, bottom-up.
+   */
+  async getProofByIndex(leafIndex: number, treeSize: number): Promise<Uint8Array[]> {
+    const body = (await this.getJson(`ct/v1/get-proof-by-index?leaf_index=${leafIndex}&tree_size=${treeSize}`)) as { audit_path?: unknown } | null;
+    if (!body || !Array.isArray(body.audit_path) || body.audit_path.some((h) => typeof h !== "string")) {
+      throw new LogDataError("get-proof-by-index: body lacks audit_path[]");
+    }
+    try {
+      const path = (body.audit_path as string[]).map((h) => fromBase64(h, "audit_path"));
+      if (path.some((h) => h.length !== 32)) throw new LogDataError("get-proof-by-index: audit path hash is not 32 bytes");
+      return path;
+    } catch (err) {
+      if (err instanceof CtWireError) throw new LogDataError(`get-proof-by-index: ${err.message}`);
+      throw err;
+    }
+  }
+
   async getEntries(start: number, end: number, opts: GetEntriesOptions = {}): Promise<LogEntry[]> {
     const treeSize = opts.treeSize ?? this.lastTreeHead?.treeSize;
     if (treeSize === undefined) throw new EntryRangeError("getEntries needs a tree size: call getTreeHead first or pass treeSize");

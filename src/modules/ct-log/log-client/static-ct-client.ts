@@ -6,7 +6,7 @@
 import { CtWireError, bytesEqual, sha256, toHex } from "../wire/bytes";
 import { parseCheckpoint, verifyCheckpoint } from "../wire/checkpoint";
 import type { LogPublicKey } from "../wire/digitally-signed";
-import { TILE_WIDTH, issuerPath, maybeGunzip, parseDataTile, tileLeafHash, tilePath, type TileLeaf } from "../wire/static-ct";
+import { TILE_WIDTH, issuerPath, maybeGunzip, parseDataTile, parseHashTile, tileLeafHash, tilePath, type TileLeaf } from "../wire/static-ct";
 import { PoliteFetcher, type PolitenessOptions } from "./politeness";
 import { withTrailingSlash } from "./rfc6962-client";
 import {
@@ -55,6 +55,7 @@ export class StaticCtClient implements LogClient {
   private readonly resolveIssuers: boolean;
   readonly issuers: IssuerCache;
   lastTreeHead?: SignedTreeHead;
+  private lastTile?: { index: number; width: number; leaves: TileLeaf[] };
 
   constructor(opts: StaticCtClientOptions) {
     this.baseUrl = withTrailingSlash(opts.monitoringUrl);
@@ -116,6 +117,14 @@ export class StaticCtClient implements LogClient {
   async getDataTile(index: number, treeSize: number): Promise<TileLeaf[]> {
     const width = Math.min(TILE_WIDTH, treeSize - index * TILE_WIDTH);
     if (width <= 0) throw new EntryRangeError(`data tile ${index} is past tree size ${treeSize}`);
+    // Batches smaller than a tile read the same tile several times in a row: keep the last one.
+    if (this.lastTile?.index === index && this.lastTile.width === width) return this.lastTile.leaves;
+    const leaves = await this.fetchDataTile(index, width);
+    this.lastTile = { index, width, leaves };
+    return leaves;
+  }
+
+  private async fetchDataTile(index: number, width: number): Promise<TileLeaf[]> {
     let bytes = await this.getBytes(tilePath("data", index, width), width < TILE_WIDTH);
     let count = width;
     if (bytes === null) {
@@ -126,6 +135,24 @@ export class StaticCtClient implements LogClient {
       return parseDataTile(bytes, count).slice(0, width);
     } catch (err) {
       throw new LogDataError(`data tile ${index}: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Reads one hash tile (tlog-tiles level >= 0) as it is in a tree of
+   * `treeSize`: width = the hashes of that level complete in the tree, up to 256.
+   * Used to learn the subtree roots of a tree the monitor did not read from 0.
+   */
+  async getHashTile(level: number, index: number, treeSize: number): Promise<Uint8Array[]> {
+    const complete = Math.floor(treeSize / TILE_WIDTH ** level);
+    const width = Math.min(TILE_WIDTH, complete - index * TILE_WIDTH);
+    if (width <= 0) throw new EntryRangeError(`hash tile ${level}/${index} is past tree size ${treeSize}`);
+    let bytes = await this.getBytes(tilePath(level, index, width), width < TILE_WIDTH);
+    if (bytes === null) bytes = (await this.getBytes(tilePath(level, index)))!;
+    try {
+      return parseHashTile(bytes.subarray(0, width * 32), width);
+    } catch (err) {
+      throw new LogDataError(`hash tile ${level}/${index}: ${(err as Error).message}`);
     }
   }
 

@@ -1,0 +1,152 @@
+/**
+ * CT log module (spec "CT filter", "CT certificate match"): filters, matches and
+ * their per-log occurrences, filter feed proposals, and the cached log list.
+ *
+ * Ingestion state (position, collapsed Merkle tree, last verified tree head) is
+ * NOT here: each log's CtLogCursor Durable Object owns it. What the cursor writes
+ * here is idempotent, keyed by (organization, log, index), so replaying a batch
+ * after a crash inserts nothing twice (see src/modules/ct-log/ingest.ts).
+ */
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { organizations } from "./platform";
+
+const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`;
+
+export const ctFilters = sqliteTable(
+  "ct_filters",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    /** Canonical pattern (parseFilterPattern): lowercase A-labels, "*." / "." prefix kept. */
+    pattern: text("pattern").notNull(),
+    matchType: text("match_type", { enum: ["wide", "exact"] }).notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    description: text("description").notNull().default(""),
+    feedDnsEnabled: integer("feed_dns_enabled", { mode: "boolean" }).notNull().default(false),
+    feedCertsEnabled: integer("feed_certs_enabled", { mode: "boolean" }).notNull().default(false),
+    typosquatEnabled: integer("typosquat_enabled", { mode: "boolean" }).notNull().default(false),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+    /** Soft delete: the row stays (matches keep their filter id) but never matches again. */
+    deletedAt: text("deleted_at"),
+  },
+  (t) => [
+    uniqueIndex("ct_filters_org_pattern_type_live_unique")
+      .on(t.organizationId, t.pattern, t.matchType)
+      .where(sql`deleted_at IS NULL`),
+    index("ct_filters_org_idx").on(t.organizationId),
+  ],
+);
+
+/**
+ * One row (id 1): bumped in the same D1 batch as every filter change. Each
+ * CtLogCursor compares it before a batch and rebuilds its FilterIndex when it
+ * moved, so a change (incl. a soft delete) is effective for the next batch.
+ */
+export const ctFilterGeneration = sqliteTable("ct_filter_generation", {
+  id: integer("id").primaryKey(),
+  generation: integer("generation").notNull().default(0),
+});
+
+/** The last log list fetched (verified) or the bundled copy; refreshed every 24 h. */
+export const ctLogListCache = sqliteTable("ct_log_list_cache", {
+  id: integer("id").primaryKey(),
+  /** CT_LOG_LIST_URL it was fetched from: a changed URL forces a refresh. */
+  url: text("url").notNull(),
+  source: text("source", { enum: ["remote", "bundled"] }).notNull(),
+  remoteError: text("remote_error"),
+  /** The parsed LogList as JSON. */
+  list: text("list", { mode: "json" }).notNull(),
+  fetchedAt: text("fetched_at").notNull(),
+});
+
+/** A certificate (final and precertificate as one, by dedup key) that matched an organization's filters. */
+export const ctMatches = sqliteTable(
+  "ct_matches",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    /** certificateDedupKey: SHA-256 of the TBS without SCT list / poison. */
+    dedupKey: text("dedup_key").notNull(),
+    /** Fingerprint of the first entry seen (precert or final). */
+    sha256: text("sha256").notNull(),
+    /** First matched name (sort key `certificate_domain`). */
+    certificateDomain: text("certificate_domain").notNull(),
+    /** Every certificate name that matched one of the organization's filters. */
+    matchedNames: text("matched_names", { mode: "json" }).$type<string[]>().notNull(),
+    firstMatchedAt: text("first_matched_at").notNull(),
+    lastMatchedAt: text("last_matched_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("ct_matches_org_dedup_unique").on(t.organizationId, t.dedupKey),
+    index("ct_matches_org_last_idx").on(t.organizationId, t.lastMatchedAt),
+    index("ct_matches_last_idx").on(t.lastMatchedAt),
+  ],
+);
+
+/** One log entry of a match: (log, index) is the idempotency key of ingestion. */
+export const ctMatchOccurrences = sqliteTable(
+  "ct_match_occurrences",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    matchId: integer("match_id")
+      .notNull()
+      .references(() => ctMatches.id, { onDelete: "cascade" }),
+    /** base64 LogID. */
+    logId: text("log_id").notNull(),
+    /** The log's description in the log list (cert.log_name). */
+    logName: text("log_name").notNull(),
+    logIndex: integer("log_index").notNull(),
+    /** Fingerprint of this entry's certificate (precert or final). */
+    sha256: text("sha256").notNull(),
+    isPrecert: integer("is_precert", { mode: "boolean" }).notNull(),
+    observedAt: text("observed_at").notNull(),
+    /** The cert.* fields of the CT event for this entry. */
+    cert: text("cert", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** The caa.* fields evaluated when this entry was observed. */
+    caa: text("caa", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [
+    uniqueIndex("ct_occurrences_org_log_index_unique").on(t.organizationId, t.logId, t.logIndex),
+    index("ct_occurrences_match_idx").on(t.matchId),
+    index("ct_occurrences_org_sha_idx").on(t.organizationId, t.sha256),
+  ],
+);
+
+/** Which filters a match matched; `eventEmittedAt` makes the alert event at-least-once. */
+export const ctMatchFilters = sqliteTable(
+  "ct_match_filters",
+  {
+    matchId: integer("match_id")
+      .notNull()
+      .references(() => ctMatches.id, { onDelete: "cascade" }),
+    filterId: integer("filter_id").notNull(),
+    organizationId: integer("organization_id").notNull(),
+    matchedNames: text("matched_names", { mode: "json" }).$type<string[]>().notNull(),
+    /** The occurrence that first matched (its cert/caa fields feed the event). */
+    occurrenceId: integer("occurrence_id").notNull(),
+    createdAt: text("created_at").notNull(),
+    eventEmittedAt: text("event_emitted_at"),
+  },
+  (t) => [primaryKey({ columns: [t.matchId, t.filterId] }), index("ct_match_filters_filter_idx").on(t.filterId)],
+);
+
+/** Filter feeds: names proposed for DNS (`dns`) or certificate deployment (`certs`) monitoring. */
+export const ctProposals = sqliteTable(
+  "ct_proposals",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    kind: text("kind", { enum: ["dns", "certs"] }).notNull(),
+    hostname: text("hostname").notNull(),
+    filterId: integer("filter_id").notNull(),
+    /** The certificate (dedup key) the name was seen in. */
+    sourceSha256: text("source_sha256").notNull(),
+    status: text("status", { enum: ["proposed", "accepted", "dismissed"] }).notNull().default("proposed"),
+    createdAt: text("created_at").notNull(),
+    decidedAt: text("decided_at"),
+  },
+  (t) => [uniqueIndex("ct_proposals_org_kind_host_unique").on(t.organizationId, t.kind, t.hostname)],
+);

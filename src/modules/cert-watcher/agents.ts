@@ -1,0 +1,266 @@
+/**
+ * Scanner agents (ADDENDUM 9): registration (a `tpa_` token shown once, only its
+ * hash stored), listing, revocation, and the agent side of the protocol:
+ *
+ *   lease:   hand out up to `max_jobs` open scan jobs of the agent's own organization
+ *            (pending, or leased whose lease has passed: a crashed agent's job comes back)
+ *   results: accept the first result of a job (a second post is 409 and changes nothing),
+ *            store it as a scan, re-evaluate the frameworks, emit the scan event.
+ *
+ * Agent tokens authenticate only these two endpoints; user tokens are not agents and
+ * agent tokens are not users. A revoked agent is refused at once (its leases are
+ * released so another agent picks the jobs up).
+ */
+import { and, asc, eq, inArray, isNull, lte, ne, or, sql } from "drizzle-orm";
+import type { Bindings } from "../../env";
+import type { Db } from "../../db/client";
+import { certAgents, certMonitors, certScanJobs, certScans, certTargets } from "../../db/schema";
+import { registerAgentResolver, type AgentPrincipal } from "../../platform/auth";
+import { ApiError, conflict, notFound, unauthorized } from "../../platform/errors";
+import { generateSecret, hashSecret, parseSecret, TOKEN_PREFIX_LENGTH } from "../../platform/secrets";
+import { emitEvent } from "../alerting/emit";
+import { analyseScan, type ScanResult } from "./scan-result";
+
+/** How long a leased job stays with its agent before it can be leased again. */
+export const LEASE_SECONDS = 300;
+/** `last_seen_at` is refreshed at most this often (no write on every call). */
+const SEEN_RESOLUTION_MS = 60_000;
+
+type AgentRow = typeof certAgents.$inferSelect;
+
+function agentView(a: AgentRow) {
+  return {
+    id: a.id,
+    name: a.name,
+    token_prefix: a.tokenPrefix,
+    status: (a.revokedAt ? "revoked" : "active") as "active" | "revoked",
+    created_at: a.createdAt,
+    created_by: a.createdBy,
+    last_seen_at: a.lastSeenAt,
+    revoked_at: a.revokedAt,
+  };
+}
+
+export async function registerAgent(db: Db, organizationId: number, userId: number | null, name: string, now: Date) {
+  const token = generateSecret("agent");
+  const [row] = await db
+    .insert(certAgents)
+    .values({
+      organizationId,
+      name,
+      tokenHash: await hashSecret(token),
+      tokenPrefix: token.slice(0, TOKEN_PREFIX_LENGTH),
+      createdBy: userId,
+      createdAt: now.toISOString(),
+    })
+    .returning()
+    .all();
+  return { ...agentView(row), token, message: "Agent registered; store the token now, it is not shown again" };
+}
+
+export async function listAgents(db: Db, organizationId: number) {
+  const rows = await db.select().from(certAgents).where(eq(certAgents.organizationId, organizationId)).orderBy(asc(certAgents.id)).all();
+  return { agents: rows.map(agentView) };
+}
+
+/** Revokes an agent: its token stops working at once and its current leases are released. Idempotent. */
+export async function revokeAgent(db: Db, organizationId: number, agentId: number, now: Date) {
+  const a = await db
+    .select()
+    .from(certAgents)
+    .where(and(eq(certAgents.id, agentId), eq(certAgents.organizationId, organizationId)))
+    .get();
+  if (!a) throw notFound("Agent");
+  if (a.revokedAt) return { message: "Agent already revoked" };
+  const nowIso = now.toISOString();
+  await db.batch([
+    db.update(certAgents).set({ revokedAt: nowIso }).where(eq(certAgents.id, a.id)),
+    db
+      .update(certScanJobs)
+      .set({ leaseExpiresAt: nowIso })
+      .where(and(eq(certScanJobs.agentId, a.id), eq(certScanJobs.status, "leased"))),
+  ]);
+  return { message: "Agent revoked" };
+}
+
+/**
+ * Resolves `Authorization: Bearer tpa_...` to its agent (registered with the
+ * platform's authentication, which calls it for every `tpa_` bearer); an unknown or
+ * revoked token is a 401.
+ */
+export async function resolveAgent(db: Db, bearer: string, now: Date): Promise<AgentPrincipal | ApiError> {
+  if (parseSecret(bearer) !== "agent") return unauthorized("Not an agent token (Bearer tpa_...)");
+  const a = await db.select().from(certAgents).where(eq(certAgents.tokenHash, await hashSecret(bearer))).get();
+  if (!a) return unauthorized("Unknown agent token");
+  if (a.revokedAt) return unauthorized("Agent token has been revoked");
+  if (!a.lastSeenAt || now.getTime() - Date.parse(a.lastSeenAt) > SEEN_RESOLUTION_MS) {
+    await db.update(certAgents).set({ lastSeenAt: now.toISOString() }).where(eq(certAgents.id, a.id)).run();
+  }
+  return { agentId: a.id, organizationId: a.organizationId };
+}
+registerAgentResolver(resolveAgent);
+
+/**
+ * Leases up to `maxJobs` open jobs of the agent's organization whose monitor and target
+ * are enabled, oldest first. One UPDATE ... WHERE id IN (SELECT ... LIMIT n) statement,
+ * so two agents leasing at once never receive the same job.
+ */
+export async function leaseJobs(db: Db, agent: AgentPrincipal, maxJobs: number, now: Date, leaseSeconds = LEASE_SECONDS) {
+  const nowIso = now.toISOString();
+  const leasable = db
+    .select({ id: certScanJobs.id })
+    .from(certScanJobs)
+    .innerJoin(certTargets, and(eq(certTargets.id, certScanJobs.targetId), eq(certTargets.enabled, true)))
+    .innerJoin(certMonitors, and(eq(certMonitors.id, certScanJobs.monitorId), eq(certMonitors.enabled, true)))
+    .where(
+      and(
+        eq(certScanJobs.organizationId, agent.organizationId),
+        or(eq(certScanJobs.status, "pending"), and(eq(certScanJobs.status, "leased"), lte(certScanJobs.leaseExpiresAt, nowIso))),
+      ),
+    )
+    .orderBy(asc(certScanJobs.createdAt), asc(certScanJobs.id))
+    .limit(maxJobs);
+  const leased = await db
+    .update(certScanJobs)
+    .set({
+      status: "leased",
+      leasedAt: nowIso,
+      leaseExpiresAt: new Date(now.getTime() + leaseSeconds * 1000).toISOString(),
+      agentId: agent.agentId,
+      attempts: sql`${certScanJobs.attempts} + 1`,
+    })
+    .where(inArray(certScanJobs.id, leasable))
+    .returning({ id: certScanJobs.id, attempts: certScanJobs.attempts })
+    .all();
+  if (!leased.length) return { jobs: [], lease_seconds: leaseSeconds };
+  const rows = await db
+    .select({ job: certScanJobs, target: certTargets, monitor: certMonitors })
+    .from(certScanJobs)
+    .innerJoin(certTargets, eq(certTargets.id, certScanJobs.targetId))
+    .innerJoin(certMonitors, eq(certMonitors.id, certScanJobs.monitorId))
+    .where(inArray(certScanJobs.id, leased.map((l) => l.id)))
+    .orderBy(asc(certScanJobs.id))
+    .all();
+  return {
+    jobs: rows.map(({ job, target, monitor }) => ({
+      job_id: job.id,
+      monitor_id: monitor.id,
+      target_id: target.id,
+      monitor_cn: monitor.cn,
+      ip_address: target.ipAddress,
+      port: monitor.port,
+      sni: monitor.targetDns || monitor.cn,
+      starttls: monitor.starttls ?? null,
+      root_ca: monitor.rootCa,
+      attempt: job.attempts,
+    })),
+    lease_seconds: leaseSeconds,
+  };
+}
+
+const alreadyAccepted = (jobId: number) => conflict(`A result for job ${jobId} was already accepted`);
+
+/**
+ * Accepts the first result of a job of the agent's organization (any agent of it may
+ * answer: a late answer to an expired lease still counts if it is the first). The scan
+ * row, the job's completion and the target's/monitor's latest-scan pointers are written
+ * in one batch; the unique `job_id` of the scan makes a concurrent second post fail as
+ * a whole (409). The event goes to the alert rules after the commit.
+ */
+export async function acceptResult(
+  env: Bindings,
+  db: Db,
+  agent: AgentPrincipal,
+  jobId: number,
+  result: ScanResult,
+  now: Date,
+  opts: { mozillaVersion?: string } = {},
+) {
+  const row = await db
+    .select({ job: certScanJobs, target: certTargets, monitor: certMonitors })
+    .from(certScanJobs)
+    .innerJoin(certTargets, eq(certTargets.id, certScanJobs.targetId))
+    .innerJoin(certMonitors, eq(certMonitors.id, certScanJobs.monitorId))
+    .where(and(eq(certScanJobs.id, jobId), eq(certScanJobs.organizationId, agent.organizationId)))
+    .get();
+  if (!row) throw notFound("Scan job");
+  const { job, target, monitor } = row;
+  if (job.status === "done") throw alreadyAccepted(jobId);
+
+  const sni = monitor.targetDns || monitor.cn;
+  const a = analyseScan(result, {
+    monitorCn: monitor.cn,
+    sni,
+    ipAddress: target.ipAddress,
+    starttls: monitor.starttls ?? null,
+    now,
+    mozillaVersion: opts.mozillaVersion,
+  });
+  const nowIso = now.toISOString();
+  const cert = a.event.certificate;
+  const stored: Record<string, unknown> = { ...result, dns_name: sni, ip_address: target.ipAddress, monitor_cn: monitor.cn, protocol: a.event.protocol };
+  const scanIdOfJob = sql`(SELECT id FROM cert_scans WHERE job_id = ${job.id})`;
+  try {
+    const [inserted] = await db.batch([
+      db
+        .insert(certScans)
+        .values({
+          organizationId: agent.organizationId,
+          monitorId: monitor.id,
+          targetId: target.id,
+          jobId: job.id,
+          agentId: agent.agentId,
+          scannedAt: nowIso,
+          ipAddress: target.ipAddress,
+          connectionMethod: a.event.connection_method,
+          hasError: a.event.has_error,
+          error: a.event.error,
+          protocols: a.event.protocol,
+          ciphers: a.event.ciphers,
+          namedGroups: a.event.named_groups,
+          certSha256: cert?.sha256 || null,
+          certSubject: cert?.subject ?? null,
+          certIssuer: cert?.issuer ?? null,
+          certNotBefore: cert?.not_before || null,
+          certNotAfter: cert?.not_after || null,
+          validityDays: a.event.validity_days,
+          chainLength: result.chain_length ?? (cert ? 1 + result.intermediates.length : null),
+          protocolStatus: a.protocolStatus,
+          cipherStatus: a.cipherStatus,
+          validationStatus: a.validationStatus,
+          expired: a.findings.expired,
+          legacyProtocol: a.findings.legacyProtocol,
+          weakCipher: a.findings.weakCipher,
+          selfSigned: a.findings.selfSigned,
+          weakSuites: a.weakSuites as unknown[],
+          frameworks: a.frameworks as unknown[],
+          result: stored,
+        })
+        .returning({ id: certScans.id }),
+      db
+        .update(certScanJobs)
+        .set({ status: "done", completedAt: nowIso })
+        .where(and(eq(certScanJobs.id, job.id), ne(certScanJobs.status, "done"))),
+      db
+        .update(certTargets)
+        .set({ lastScanAt: nowIso, lastScanId: scanIdOfJob })
+        .where(and(eq(certTargets.id, target.id), or(isNull(certTargets.lastScanAt), lte(certTargets.lastScanAt, nowIso)))),
+      db
+        .update(certMonitors)
+        .set({ lastScanTime: nowIso })
+        .where(and(eq(certMonitors.id, monitor.id), or(isNull(certMonitors.lastScanTime), lte(certMonitors.lastScanTime, nowIso)))),
+    ]);
+    const scanId = inserted[0].id;
+    let alertsFired = 0;
+    try {
+      alertsFired = (await emitEvent(env, "cert-watcher", agent.organizationId, a.event as unknown as Record<string, unknown>)).fired.length;
+    } catch (err) {
+      // The scan is stored; a failing alert pipeline must not make the agent resend it.
+      console.error(`cert-watcher: alert processing of scan ${scanId} failed: ${String(err)}`);
+    }
+    return { accepted: true as const, job_id: job.id, scan_id: scanId, alerts_fired: alertsFired };
+  } catch (err) {
+    if (String(err instanceof Error ? `${err.message} ${String(err.cause ?? "")}` : err).includes("UNIQUE")) throw alreadyAccepted(jobId);
+    throw err;
+  }
+}

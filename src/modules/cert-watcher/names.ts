@@ -1,0 +1,48 @@
+/**
+ * Input normalization for monitors and targets: hostnames (cn, target_dns), IP
+ * addresses, and the STARTTLS setting. Pure; invalid input yields null / an error
+ * string, never an exception.
+ */
+import type { StartTlsProtocol } from "../../db/schema/cert-watcher";
+import { formatAddress, parseIpAddress } from "../lists/ip";
+
+const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
+
+/**
+ * A hostname as sent in SNI: lowercase, no trailing dot, IDNs as A-labels (via the
+ * WHATWG URL parser, which applies UTS #46). IP literals and wildcards are refused:
+ * SNI carries neither.
+ */
+export function normalizeHostname(raw: string): string | null {
+  let host = raw.trim().replace(/\.$/, "").toLowerCase();
+  if (host === "" || host.includes("*")) return null;
+  if (/[^\x21-\x7e]/.test(host)) {
+    try {
+      host = new URL(`http://${host}/`).hostname;
+    } catch {
+      return null;
+    }
+  }
+  if (host.length > 253) return null;
+  if (parseIpAddress(host) || /^\d+(\.\d+){3}$/.test(host) || host.startsWith("[")) return null;
+  return host.split(".").every((l) => LABEL.test(l)) ? host : null;
+}
+
+/** An IP address in canonical form (RFC 5952 for IPv6), or null. No CIDR, no zone id, no leading zeros. */
+export function normalizeIp(raw: string): string | null {
+  const parsed = parseIpAddress(raw.trim());
+  return parsed ? formatAddress(parsed.family, parsed.address) : null;
+}
+
+/** Plaintext ports whose service upgrades with STARTTLS (the `auto` setting). */
+export const STARTTLS_BY_PORT: Readonly<Record<number, StartTlsProtocol>> = {
+  21: "ftp", 25: "smtp", 587: "smtp", 110: "pop3", 143: "imap", 389: "ldap", 5222: "xmpp", 5432: "postgres",
+};
+
+export type StartTlsSetting = "auto" | "none" | StartTlsProtocol;
+
+export function resolveStartTls(setting: StartTlsSetting, port: number): StartTlsProtocol | null {
+  if (setting === "none") return null;
+  if (setting === "auto") return STARTTLS_BY_PORT[port] ?? null;
+  return setting;
+}

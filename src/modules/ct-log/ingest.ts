@@ -1,0 +1,189 @@
+/**
+ * The CT ingest hot path, pure (no D1, no Durable Object): log entries in,
+ * observed matches out.
+ *
+ * Every entry pays only for readCertificateNames + FilterIndex.match (a walk of
+ * a reversed-label trie of every organization's filters). Only the rare entry
+ * that matches is fully parsed (parseCertificate), fingerprinted, given its
+ * final/precert dedup key and checked against CAA through the cursor's DoH
+ * client (whose cache is shared by every entry of the log).
+ *
+ * The same code runs in the CtLogCursor Durable Object and in bench/ct-ingest.ts.
+ */
+import type { DnsResolver } from "../dns/doh";
+import { evaluateCaa, type CaaEvaluation } from "./caa/evaluate";
+import { certificateNames, parseCertificate, readCertificateNames, type CertificateInfo } from "./cert/certificate";
+import { certificateDedupKeySync, certificateFingerprintSync } from "./cert/fast-hash";
+import type { FilterIndex } from "./filters/label-index";
+import type { LogEntry } from "./log-client/types";
+
+/** The log an entry came from, as the event names it. */
+export interface LogRef {
+  /** base64 LogID (SHA-256 of the key): stable identity, used in idempotency keys. */
+  logId: string;
+  /** The log's description in the log list: cert.log_name. */
+  logName: string;
+}
+
+/** The cert.* fields of the CT-Log event (spec "CT-Log event fields"), exactly. */
+export interface CtEventCert {
+  subject: string;
+  issuer: string;
+  dns_names: string[];
+  sha256: string;
+  serial: string;
+  not_before: string;
+  not_after: string;
+  signature_algorithm: string;
+  key_algorithm: string;
+  /** RSA/DSA only: absent otherwise (rules test it with has()). */
+  key_size?: number;
+  is_precert: boolean;
+  log_name: string;
+  log_index: number;
+  aia_issuing: string[];
+  ocsp_servers: string[];
+  scts: { log_id: string; timestamp: number; version: number; hash_algorithm: string; signature_algorithm: string }[];
+}
+
+/** The rate.* fields (per filter, 1 hour window). */
+export interface CtEventRate {
+  count: number;
+  window: string;
+  precert_count: number;
+  final_count: number;
+  total_count: number;
+}
+
+/** The whole CT-Log event handed to emitEvent. */
+export interface CtLogEvent {
+  cert: CtEventCert;
+  caa: CaaEvaluation;
+  rate: CtEventRate;
+  filter_id: number;
+  matched_at: string;
+}
+
+/** One filter of one organization that matched an entry, with the names that made it match. */
+export interface FilterHit {
+  filterId: number;
+  organizationId: number;
+  names: string[];
+}
+
+/** A log entry that matched at least one filter, with everything the commit and the event need. */
+export interface ObservedEntry {
+  logIndex: number;
+  isPrecert: boolean;
+  sha256: string;
+  dedupKey: string;
+  cert: CtEventCert;
+  caa: CaaEvaluation;
+  hits: FilterHit[];
+  observedAt: string;
+}
+
+export interface ObserveStats {
+  entries: number;
+  /** Entries whose certificate does not parse (counted, skipped, never fatal). */
+  unparseable: number;
+  matched: number;
+}
+
+/** The certificate bytes of an entry: the final certificate, the precertificate, or the precert TBS. */
+export function entryCertificate(e: LogEntry): { der: Uint8Array; isPrecert: boolean; bareTbs: boolean } {
+  if (e.entry.entryType === "x509_entry") return { der: e.entry.certificate, isPrecert: false, bareTbs: false };
+  if (e.preCertificate) return { der: e.preCertificate, isPrecert: true, bareTbs: false };
+  return { der: e.entry.tbsCertificate, isPrecert: true, bareTbs: true };
+}
+
+export function ctEventCert(info: CertificateInfo, sha256: string, log: LogRef, logIndex: number): CtEventCert {
+  const cert: CtEventCert = {
+    subject: info.subjectCn,
+    issuer: info.issuer,
+    dns_names: info.dnsNames,
+    sha256,
+    serial: info.serial,
+    not_before: info.notBefore,
+    not_after: info.notAfter,
+    signature_algorithm: info.signatureAlgorithm,
+    key_algorithm: info.keyAlgorithm,
+    is_precert: info.isPrecert,
+    log_name: log.logName,
+    log_index: logIndex,
+    aia_issuing: info.aiaIssuing,
+    ocsp_servers: info.ocspServers,
+    scts: info.scts.map((s) => ({
+      log_id: s.log_id,
+      timestamp: s.timestamp,
+      version: s.version,
+      hash_algorithm: s.hash_algorithm,
+      signature_algorithm: s.signature_algorithm,
+    })),
+  };
+  if (info.keySize !== null) cert.key_size = info.keySize;
+  return cert;
+}
+
+/** CAA lookups per certificate are bounded: a 100-SAN certificate checks its first 50 names. */
+export const MAX_CAA_NAMES = 50;
+
+export interface EntryMatcherOptions {
+  log: LogRef;
+  index: FilterIndex;
+  resolver: DnsResolver;
+  now?: () => Date;
+}
+
+export class EntryMatcher {
+  constructor(private readonly opts: EntryMatcherOptions) {}
+
+  /** Matches entries against every filter; fully describes only those that match. */
+  async observe(entries: readonly LogEntry[], stats?: ObserveStats): Promise<ObservedEntry[]> {
+    const out: ObservedEntry[] = [];
+    const now = this.opts.now ?? (() => new Date());
+    for (const e of entries) {
+      if (stats) stats.entries++;
+      const c = entryCertificate(e);
+      let raw: string[];
+      try {
+        const n = readCertificateNames(c.der);
+        // The CN nearly always repeats a SAN: match it only when it adds a name.
+        raw = n.subjectCn && !n.dnsNames.includes(n.subjectCn) ? [...n.dnsNames, n.subjectCn] : n.dnsNames;
+      } catch {
+        if (stats) stats.unparseable++;
+        continue;
+      }
+      const found = this.opts.index.match(raw);
+      if (found.length === 0) continue;
+      let info: CertificateInfo;
+      try {
+        info = parseCertificate(c.der, { precertTbs: c.bareTbs });
+      } catch {
+        if (stats) stats.unparseable++;
+        continue;
+      }
+      const sha256 = certificateFingerprintSync(c.der);
+      const dedupKey = certificateDedupKeySync(c.der);
+      const caaNames = certificateNames(info).matchable.slice(0, MAX_CAA_NAMES);
+      const caa = await evaluateCaa(caaNames, info.issuer, this.opts.resolver, { now });
+      if (stats) stats.matched++;
+      out.push({
+        logIndex: e.index,
+        isPrecert: c.isPrecert,
+        sha256,
+        dedupKey,
+        cert: ctEventCert(info, sha256, this.opts.log, e.index),
+        caa,
+        hits: found.map((m) => ({ filterId: m.filter.filterId, organizationId: Number(m.filter.organizationId), names: m.names })),
+        observedAt: now().toISOString(),
+      });
+    }
+    return out;
+  }
+}
+
+/** The event of one (entry, filter) pair. */
+export function buildCtLogEvent(o: Pick<ObservedEntry, "cert" | "caa">, filterId: number, matchedAt: string, rate: CtEventRate): CtLogEvent {
+  return { cert: o.cert, caa: o.caa, rate, filter_id: filterId, matched_at: matchedAt };
+}

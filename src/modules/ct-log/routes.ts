@@ -1,0 +1,117 @@
+/**
+ * CT log endpoints (spec "CT log" table) plus the filter-feed proposals and the
+ * CT log list (served under cert-watcher, as the spec places it).
+ *
+ * Not implemented here: GET /api/ct-log/typosquatting/matches[/{sha256}] (the
+ * typosquatting matcher is a separate piece of work) and the alerting endpoints
+ * (/api/ct-log/alert-rules..., /introspection), which the alerting module serves
+ * for every module.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { principalOf, type AppContext, type AppEnv } from "../../platform/context";
+import { body, defineRoute, json } from "../../platform/route";
+import { currentLogList, describeLogList } from "./loglist-service";
+import * as s from "./schema";
+import * as ct from "./service";
+
+const tags = ["CT log"];
+const view = { permission: "ct-log:view_monitoring" } as const;
+
+export const listFilters = defineRoute({
+  method: "get", path: "/api/ct-log/filters", tags, summary: "The organization's CT filters (deleted ones excluded)", access: view,
+  request: { query: s.FiltersQuery }, responses: { 200: json(s.FiltersResponse) },
+});
+export const getFilter = defineRoute({
+  method: "get", path: "/api/ct-log/filters/{filter_id}", tags, summary: "One CT filter", access: view,
+  request: { params: s.FilterIdParam }, responses: { 200: json(s.CtFilter) },
+});
+export const createFilter = defineRoute({
+  method: "post", path: "/api/ct-log/filters", tags, summary: "Create a CT filter",
+  description:
+    "The pattern is stored canonical (lowercase A-labels, no trailing dot). `(pattern, match_type)` is unique among the organization's " +
+    "filters that are not deleted (409 `conflict`). The tier's `ct_filters` quota counts filters that are not deleted (403 `quota_exceeded`). " +
+    "`typosquat_enabled` on a pattern that is not one registrable domain: 400 `typosquat_ineligible`. The filter matches from the next batch of every log.",
+  access: { permission: "ct-log:create_monitoring" }, audit: { action: "ct_filter.create", targetType: "ct_filter" },
+  request: { body: body(s.CreateFilterRequest) }, responses: { 201: json(s.CreateFilterResponse, "Created") },
+});
+export const updateFilter = defineRoute({
+  method: "put", path: "/api/ct-log/filters/{filter_id}", tags, summary: "Change a CT filter (every field optional)",
+  description: "Same rules as create; the result must still be unique and typosquatting may only stay enabled on an eligible pattern.",
+  access: { permission: "ct-log:update_monitoring" }, audit: { action: "ct_filter.update", targetType: "ct_filter", idParam: "filter_id" },
+  request: { params: s.FilterIdParam, body: body(s.UpdateFilterRequest) }, responses: { 200: json(s.Message) },
+});
+export const deleteFilter = defineRoute({
+  method: "delete", path: "/api/ct-log/filters/{filter_id}", tags, summary: "Soft-delete a CT filter",
+  description: "The filter stops matching from the next batch of every log; its past matches stay; it no longer counts toward the quota.",
+  access: { permission: "ct-log:delete_monitoring" }, audit: { action: "ct_filter.delete", targetType: "ct_filter", idParam: "filter_id" },
+  request: { params: s.FilterIdParam }, responses: { 200: json(s.Message) },
+});
+export const listMatches = defineRoute({
+  method: "get", path: "/api/ct-log/matches", tags, summary: "Certificates that matched a filter in the past 30 days",
+  description:
+    "One row per certificate: a precertificate and its final certificate are one match (same TBS without the SCT list and poison), " +
+    "seen in `log_count` logs. `matched_at` is the first observation; the 30-day window counts from the last one.",
+  access: view, request: { query: s.MatchesQuery }, responses: { 200: json(s.MatchesResponse) },
+});
+export const checkNew = defineRoute({
+  method: "get", path: "/api/ct-log/matches/check-new", tags, summary: "Whether matches appeared since a time",
+  description: "`count`: matches first observed after `since`; `latest_timestamp`: the newest first observation in the 30-day window (null when none).",
+  access: view, request: { query: s.CheckNewQuery }, responses: { 200: json(s.CheckNewResponse) },
+});
+export const matchDetail = defineRoute({
+  method: "get", path: "/api/ct-log/matches/{sha256}", tags, summary: "One match by the SHA-256 fingerprint of its precertificate or certificate",
+  description: "`cert` and `caa` are those of the entry with this fingerprint (the first one, or the one in `log_name`); `occurrences` lists every log entry of the match.",
+  access: view, request: { params: s.Sha256Param, query: s.MatchDetailQuery }, responses: { 200: json(s.MatchDetailResponse) },
+});
+export const typosquatFilters = defineRoute({
+  method: "get", path: "/api/ct-log/typosquatting/filters", tags, summary: "Enabled CT filters with their typosquatting status and eligibility",
+  access: view, request: { query: s.TyposquatFiltersQuery }, responses: { 200: json(s.TyposquatFiltersResponse) },
+});
+export const listProposals = defineRoute({
+  method: "get", path: "/api/ct-log/proposals", tags, summary: "Names proposed by filter feeds",
+  description:
+    "A filter with `feed_dns_enabled` proposes each new matched name for DNS monitoring (`kind` dns; a wildcard name proposes its base); " +
+    "with `feed_certs_enabled`, each new matched hostname for certificate deployment monitoring (`kind` certs; wildcards are skipped). " +
+    "A name is proposed once per organization and kind. Newest first.",
+  access: view, request: { query: s.ProposalsQuery }, responses: { 200: json(s.ProposalsResponse) },
+});
+export const acceptProposal = defineRoute({
+  method: "post", path: "/api/ct-log/proposals/{proposal_id}/accept", tags, summary: "Accept a proposal",
+  description: "Marks the proposal accepted. The dns-watcher and cert-watcher modules consume accepted proposals (that hand-over is not wired yet).",
+  access: { permission: "ct-log:update_monitoring" }, audit: { action: "ct_proposal.accept", targetType: "ct_proposal", idParam: "proposal_id" },
+  request: { params: s.ProposalIdParam }, responses: { 200: json(s.Message) },
+});
+export const dismissProposal = defineRoute({
+  method: "post", path: "/api/ct-log/proposals/{proposal_id}/dismiss", tags, summary: "Dismiss a proposal (the name is not proposed again)",
+  access: { permission: "ct-log:update_monitoring" }, audit: { action: "ct_proposal.dismiss", targetType: "ct_proposal", idParam: "proposal_id" },
+  request: { params: s.ProposalIdParam }, responses: { 200: json(s.Message) },
+});
+export const ctLogList = defineRoute({
+  method: "get", path: "/api/cert-watcher/ct-log-list", tags: ["Certificate deployment"], summary: "The CT log list in use (cached 24 hours)",
+  description:
+    "Fetched from CT_LOG_LIST_URL and verified against CT_LOG_LIST_PUBLIC_KEY (signature at the same URL with .json replaced by .sig); " +
+    "when that fails the bundled copy is used (`source` bundled, `remote_error` says why). `monitored`: logs in the qualified, usable or readonly state, which the CT log module reads.",
+  access: { permission: "cert-watcher:view_monitoring" }, responses: { 200: json(s.CtLogListResponse) },
+});
+
+export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
+  const org = (c: AppContext) => principalOf(c).organizationId;
+  const db = (c: AppContext) => c.get("db");
+
+  app.openapi(listFilters, async (c) => c.json(await ct.listFilters(db(c), org(c), c.req.valid("query")), 200));
+  app.openapi(getFilter, async (c) => c.json(await ct.getFilter(db(c), org(c), c.req.valid("param").filter_id), 200));
+  app.openapi(createFilter, async (c) => c.json(await ct.createFilter(db(c), org(c), c.req.valid("json"), new Date()), 201));
+  app.openapi(updateFilter, async (c) => c.json(await ct.updateFilter(db(c), org(c), c.req.valid("param").filter_id, c.req.valid("json"), new Date()), 200));
+  app.openapi(deleteFilter, async (c) => c.json(await ct.deleteFilter(db(c), org(c), c.req.valid("param").filter_id, new Date()), 200));
+  app.openapi(listMatches, async (c) => c.json(await ct.listMatches(db(c), org(c), c.req.valid("query"), new Date()), 200));
+  // Before {sha256}, which would otherwise see "check-new" as a (bad) fingerprint.
+  app.openapi(checkNew, async (c) => c.json(await ct.checkNewMatches(db(c), org(c), c.req.valid("query").since, new Date()), 200));
+  app.openapi(matchDetail, async (c) =>
+    c.json(await ct.matchDetail(db(c), org(c), c.req.valid("param").sha256, c.req.valid("query").log_name, new Date()), 200),
+  );
+  app.openapi(typosquatFilters, async (c) => c.json(await ct.listTyposquatFilters(db(c), org(c), c.req.valid("query")), 200));
+  app.openapi(listProposals, async (c) => c.json(await ct.listProposals(db(c), org(c), c.req.valid("query")), 200));
+  app.openapi(acceptProposal, async (c) => c.json(await ct.decideProposal(db(c), org(c), c.req.valid("param").proposal_id, "accepted", new Date()), 200));
+  app.openapi(dismissProposal, async (c) => c.json(await ct.decideProposal(db(c), org(c), c.req.valid("param").proposal_id, "dismissed", new Date()), 200));
+  app.openapi(ctLogList, async (c) => c.json(describeLogList(await currentLogList(db(c), c.get("config"), new Date())), 200));
+}

@@ -1,0 +1,252 @@
+/** Request/response schemas of the CT log endpoints (spec "CT log", ADDENDUM 1, 11). */
+import { z } from "@hono/zod-openapi";
+import { pageQuery, sortOrder } from "../../platform/paging";
+
+const id = (name: string) => z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 });
+export const FilterIdParam = z.object({ filter_id: id("filter_id") });
+export const ProposalIdParam = z.object({ proposal_id: id("proposal_id") });
+export const Sha256Param = z.object({
+  sha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex digits")
+    .openapi({ param: { name: "sha256", in: "path" }, example: "c853d5121104135a85f8a66a9d16d62234d541473ed78424032622564baddddf" }),
+});
+
+export const CtFilter = z
+  .object({
+    id: z.number().int(),
+    pattern: z.string(),
+    match_type: z.enum(["wide", "exact"]),
+    enabled: z.boolean(),
+    description: z.string(),
+    feed_dns_enabled: z.boolean(),
+    feed_certs_enabled: z.boolean(),
+    typosquat_enabled: z.boolean(),
+    typosquat_eligible: z.boolean(),
+    typosquat_ineligible_reason: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("CtFilter");
+
+export const FILTER_SORTS = ["pattern", "match_type", "enabled", "description", "created_at", "updated_at"] as const;
+export const FiltersQuery = pageQuery({ defaultPageSize: 10 }).extend({
+  sort_by: z.enum(FILTER_SORTS).default("pattern"),
+  sort_order: sortOrder("asc"),
+});
+export const FiltersResponse = z
+  .object({
+    filters: z.array(CtFilter),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    sort_by: z.enum(FILTER_SORTS),
+    sort_order: z.enum(["asc", "desc"]),
+  })
+  .openapi("CtFilterList");
+
+const filterFields = {
+  pattern: z.string().min(1).max(253).openapi({
+    example: "example.com",
+    description: "A domain (`example.com`), a wildcard (`*.example.com`) or a leading-dot pattern (`.example.com`); stored lowercase as A-labels",
+  }),
+  match_type: z.enum(["wide", "exact"]),
+  enabled: z.boolean(),
+  description: z.string().max(1000),
+  feed_dns_enabled: z.boolean(),
+  feed_certs_enabled: z.boolean(),
+  typosquat_enabled: z.boolean(),
+};
+export const CreateFilterRequest = z
+  .object({
+    pattern: filterFields.pattern,
+    match_type: filterFields.match_type,
+    enabled: filterFields.enabled.default(true),
+    description: filterFields.description.default(""),
+    feed_dns_enabled: filterFields.feed_dns_enabled.default(false),
+    feed_certs_enabled: filterFields.feed_certs_enabled.default(false),
+    typosquat_enabled: filterFields.typosquat_enabled.default(false),
+  })
+  .openapi("CreateCtFilter");
+export const UpdateFilterRequest = z
+  .object({
+    pattern: filterFields.pattern.optional(),
+    match_type: filterFields.match_type.optional(),
+    enabled: filterFields.enabled.optional(),
+    description: filterFields.description.optional(),
+    feed_dns_enabled: filterFields.feed_dns_enabled.optional(),
+    feed_certs_enabled: filterFields.feed_certs_enabled.optional(),
+    typosquat_enabled: filterFields.typosquat_enabled.optional(),
+  })
+  .openapi("UpdateCtFilter");
+export const CreateFilterResponse = z.object({ id: z.number().int(), message: z.string(), quota_remaining: z.number().int() }).openapi("CreatedCtFilter");
+export const Message = z.object({ message: z.string() });
+
+export const TYPOSQUAT_FILTER_SORTS = ["pattern", "match_type", "typosquat_enabled"] as const;
+export const TyposquatFiltersQuery = pageQuery({ defaultPageSize: 10 }).extend({
+  sort_by: z.enum(TYPOSQUAT_FILTER_SORTS).default("pattern"),
+  sort_order: sortOrder("asc"),
+});
+export const TyposquatFilter = z
+  .object({
+    id: z.number().int(),
+    pattern: z.string(),
+    match_type: z.enum(["wide", "exact"]),
+    typosquat_enabled: z.boolean(),
+    typosquat_eligible: z.boolean(),
+    typosquat_ineligible_reason: z.string(),
+  })
+  .openapi("CtTyposquatFilter");
+export const TyposquatFiltersResponse = z
+  .object({
+    filters: z.array(TyposquatFilter),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    sort_by: z.enum(TYPOSQUAT_FILTER_SORTS),
+    sort_order: z.enum(["asc", "desc"]),
+  })
+  .openapi("CtTyposquatFilterList");
+
+// ---- matches ------------------------------------------------------------------
+
+const Sct = z.object({ log_id: z.string(), timestamp: z.number().int(), version: z.number().int(), hash_algorithm: z.string(), signature_algorithm: z.string() });
+export const CtCertificate = z
+  .object({
+    subject: z.string(),
+    issuer: z.string(),
+    dns_names: z.array(z.string()),
+    sha256: z.string(),
+    serial: z.string(),
+    not_before: z.string(),
+    not_after: z.string(),
+    signature_algorithm: z.string(),
+    key_algorithm: z.string(),
+    key_size: z.number().int().optional(),
+    is_precert: z.boolean(),
+    log_name: z.string(),
+    log_index: z.number().int(),
+    aia_issuing: z.array(z.string()),
+    ocsp_servers: z.array(z.string()),
+    scts: z.array(Sct),
+  })
+  .openapi("CtCertificate", { description: "The cert.* fields of the CT-Log event, for the entry the detail is about" });
+export const CaaResult = z
+  .object({
+    has_records: z.boolean(),
+    authorized: z.boolean(),
+    records: z.array(z.string()),
+    error: z.string(),
+    checked_names: z.array(z.string()),
+    issuer_candidates: z.array(z.string()),
+    evaluated_at: z.string(),
+  })
+  .openapi("CtCaaResult");
+
+export const MATCH_SORTS = ["certificate_domain", "log_count", "matched_at"] as const;
+export const MatchesQuery = pageQuery({ defaultPageSize: 20 }).extend({
+  sort_by: z.enum(MATCH_SORTS).default("matched_at"),
+  sort_order: sortOrder("desc"),
+});
+export const CtMatchRow = z
+  .object({
+    id: z.number().int(),
+    sha256: z.string().openapi({ description: "Fingerprint of the first entry seen (precertificate or final certificate)" }),
+    certificate_domain: z.string().openapi({ description: "First certificate name that matched a filter" }),
+    matched_names: z.array(z.string()),
+    filter_ids: z.array(z.number().int()),
+    subject: z.string(),
+    issuer: z.string(),
+    not_before: z.string(),
+    not_after: z.string(),
+    is_precert: z.boolean(),
+    has_precert: z.boolean(),
+    has_final: z.boolean(),
+    log_count: z.number().int().openapi({ description: "Distinct CT logs the certificate was seen in" }),
+    caa_violation: z.boolean().openapi({ description: "caa.has_records and not caa.authorized at observation" }),
+    matched_at: z.string().openapi({ description: "First observation" }),
+    last_seen_at: z.string(),
+  })
+  .openapi("CtMatch");
+export const MatchesResponse = z
+  .object({
+    matches: z.array(CtMatchRow),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    sort_by: z.enum(MATCH_SORTS),
+    sort_order: z.enum(["asc", "desc"]),
+  })
+  .openapi("CtMatchList");
+export const MatchDetailQuery = z.object({ log_name: z.string().max(300).optional().openapi({ description: "Narrow to one CT log (its description in the log list)" }) });
+export const CtOccurrence = z
+  .object({ log_name: z.string(), log_id: z.string(), log_index: z.number().int(), sha256: z.string(), is_precert: z.boolean(), observed_at: z.string() })
+  .openapi("CtOccurrence");
+export const MatchDetailResponse = z
+  .object({
+    id: z.number().int(),
+    sha256: z.string(),
+    certificate_domain: z.string(),
+    matched_names: z.array(z.string()),
+    filters: z.array(z.object({ filter_id: z.number().int(), pattern: z.string(), match_type: z.string(), matched_names: z.array(z.string()) })),
+    cert: CtCertificate,
+    caa: CaaResult,
+    log_count: z.number().int(),
+    occurrences: z.array(CtOccurrence),
+    matched_at: z.string(),
+    last_seen_at: z.string(),
+  })
+  .openapi("CtMatchDetail");
+export const CheckNewQuery = z.object({ since: z.string().datetime({ offset: true }).openapi({ example: "2026-01-01T00:00:00Z" }) });
+export const CheckNewResponse = z
+  .object({ has_new: z.boolean(), count: z.number().int(), latest_timestamp: z.string().nullable() })
+  .openapi("CtCheckNew");
+
+// ---- proposals ------------------------------------------------------------------
+
+export const ProposalsQuery = pageQuery({ defaultPageSize: 20 }).extend({
+  status: z.enum(["proposed", "accepted", "dismissed"]).optional(),
+  kind: z.enum(["dns", "certs"]).optional(),
+});
+export const CtProposal = z
+  .object({
+    id: z.number().int(),
+    kind: z.enum(["dns", "certs"]).openapi({ description: "`dns`: proposed for DNS monitoring; `certs`: for certificate deployment monitoring" }),
+    hostname: z.string(),
+    filter_id: z.number().int(),
+    source_sha256: z.string(),
+    status: z.enum(["proposed", "accepted", "dismissed"]),
+    created_at: z.string(),
+    decided_at: z.string().nullable(),
+  })
+  .openapi("CtProposal");
+export const ProposalsResponse = z
+  .object({ proposals: z.array(CtProposal), total: z.number().int(), page: z.number().int(), page_size: z.number().int() })
+  .openapi("CtProposalList");
+
+// ---- log list ---------------------------------------------------------------------
+
+export const CtLogListResponse = z
+  .object({
+    source: z.enum(["remote", "bundled"]),
+    fetched_at: z.string(),
+    version: z.string(),
+    log_list_timestamp: z.string(),
+    remote_error: z.string(),
+    logs: z.array(
+      z.object({
+        description: z.string(),
+        operator: z.string(),
+        log_id: z.string(),
+        protocol: z.enum(["rfc6962", "static-ct"]),
+        url: z.string(),
+        state: z.string(),
+        state_timestamp: z.string().nullable(),
+        mmd: z.number(),
+        monitored: z.boolean(),
+        final_tree_size: z.number().int().nullable(),
+        temporal_interval: z.object({ start_inclusive: z.string(), end_exclusive: z.string() }).nullable(),
+      }),
+    ),
+  })
+  .openapi("CtLogList");

@@ -1,0 +1,171 @@
+// Ingestion under faults: a tampered entry and a forged tree head are detected by
+// the Merkle check and nothing derived from the unverified entries is ingested;
+// a restart (Durable Object eviction) in the middle of a backlog leaves no gap and
+// no duplicate; 429 answers are retried after Retry-After; a read-only log stops at
+// its final tree head from the log list.
+import { describe, expect, it } from "vitest";
+import { evictDurableObject } from "cloudflare:test";
+import { call, signup } from "../helpers";
+import { advance, copyEntries, createLog, cronAndWait, cursor, dohZone, fault, indicesMatching, logKey, publishLogList, requests, runCron, uid, waitForPosition, waitForRun } from "./ingest-helpers";
+
+async function allMatches(token: string): Promise<any[]> {
+  const out: any[] = [];
+  for (let page = 1; ; page++) {
+    const r = await call("GET", `/api/ct-log/matches?page=${page}&page_size=100`, { token });
+    out.push(...r.body.matches);
+    if (r.body.matches.length < 100) return out;
+  }
+}
+
+/** The log indexes of every occurrence of every match (through the detail endpoint). */
+async function occurrenceIndexes(token: string, logName: string): Promise<number[]> {
+  const idx: number[] = [];
+  for (const m of await allMatches(token)) {
+    const d = await call("GET", `/api/ct-log/matches/${m.sha256}?log_name=${encodeURIComponent(logName)}`, { token });
+    if (d.status === 200) idx.push(...d.body.occurrences.map((o: any) => o.log_index));
+  }
+  return idx.sort((a, b) => a - b);
+}
+
+
+describe("CT ingestion faults", () => {
+  it("a tampered entry is detected at the tree head: nothing past the verified position is ingested until the log serves the signed entries", async () => {
+    const id = uid();
+    const log = `t${id}`;
+    await createLog(log, { from: "navigli2025h2", size: 256 });
+    const list = await publishLogList(`t${id}`, [{ log, protocol: "static-ct" }]);
+    const config = { ...list, DOH_RESOLVER_URLS: await dohZone(`t${id}`, []) };
+    const org = await signup("Tamper");
+    await call("POST", "/api/ct-log/filters", { token: org.session, body: { pattern: "cynova.dev", match_type: "wide" } });
+    const { log_id_b64 } = await logKey(log);
+    expect((await cronAndWait(config, [log_id_b64]))[0]).toMatchObject({ position: 256, verifiedPosition: 256 });
+
+    await copyEntries(log, "navigli2025h2", 256, 512);
+    const expected = await indicesMatching("cynova.dev", "wide", 256, 512);
+    // The entry served at a matching index differs from the one the tree head commits to.
+    await fault(log, { kind: "tamper-entry", index: expected[3] });
+    const [s1] = await cronAndWait(config, [log_id_b64], advance(1));
+    expect(s1.lastError).toMatch(/does not match/);
+    expect(s1.lastMismatch).toMatchObject({ treeSize: 512 });
+    expect(s1).toMatchObject({ position: 256, verifiedPosition: 256, consecutiveFailures: 1 });
+    expect((await call("GET", "/api/ct-log/matches", { token: org.session })).body.total).toBe(0);
+
+    // Backing off: a run within the backoff does not read.
+    await fault(log, { kind: "clear" });
+    expect((await cronAndWait(config, [log_id_b64], advance(0.1)))[0]).toMatchObject({ position: 256, consecutiveFailures: 1 });
+    // After the backoff the honest entries verify and every match appears, exactly once.
+    expect((await cronAndWait(config, [log_id_b64], advance(10)))[0]).toMatchObject({ position: 512, verifiedPosition: 512, lastError: null, consecutiveFailures: 0 });
+    expect(await occurrenceIndexes(org.session, `Fixture '${log}' log`)).toEqual(expected);
+
+    // A soft-deleted filter stops matching from the next batch: later entries add nothing.
+    const filters = (await call("GET", "/api/ct-log/filters", { token: org.session })).body.filters;
+    await call("DELETE", `/api/ct-log/filters/${filters[0].id}`, { token: org.session });
+    await copyEntries(log, "navigli2025h2", 512, 768);
+    expect(await indicesMatching("cynova.dev", "wide", 512, 768)).not.toEqual([]);
+    expect((await cronAndWait(config, [log_id_b64]))[0]).toMatchObject({ verifiedPosition: 768, lastError: null });
+    expect(await occurrenceIndexes(org.session, `Fixture '${log}' log`)).toEqual(expected);
+  });
+
+  it("a forged tree head (RFC 6962) is refused at the start and later: nothing is ingested", async () => {
+    const id = uid();
+    const log = `f${id}`;
+    await createLog(log, { from: "navigli2025h2", size: 100, leafIndexExtension: false });
+    const list = await publishLogList(`f${id}`, [{ log, protocol: "rfc6962" }]);
+    const config = { ...list, DOH_RESOLVER_URLS: await dohZone(`f${id}`, []) };
+    const org = await signup("Forge");
+    await call("POST", "/api/ct-log/filters", { token: org.session, body: { pattern: "chixbbq.org", match_type: "wide" } });
+    const { log_id_b64 } = await logKey(log);
+
+    // At the start: the audit path does not hash to the (forged) signed root.
+    await fault(log, { kind: "forge-root" });
+    const [s0] = await cronAndWait(config, [log_id_b64]);
+    expect(s0.lastError).toMatch(/StartTreeMismatchError/);
+    expect(s0.position).toBeNull();
+    await fault(log, { kind: "clear" });
+    expect((await cronAndWait(config, [log_id_b64], advance(5)))[0]).toMatchObject({ position: 100, verifiedPosition: 100, lastError: null });
+
+    // Later: entries are downloaded but the forged root never matches them.
+    await copyEntries(log, "navigli2025h2", 100, 400);
+    await fault(log, { kind: "forge-root" });
+    const [s1] = await cronAndWait(config, [log_id_b64], advance(6));
+    expect(s1.lastMismatch).toMatchObject({ treeSize: 400 });
+    expect(s1).toMatchObject({ position: 100, verifiedPosition: 100 });
+    expect((await call("GET", "/api/ct-log/matches", { token: org.session })).body.total).toBe(0);
+    // A bad tree-head signature is refused before any entry is read.
+    await fault(log, { kind: "clear" });
+    await fault(log, { kind: "bad-signature" });
+    expect((await cronAndWait(config, [log_id_b64], advance(30)))[0].lastError).toMatch(/TreeHeadVerificationError/);
+    expect((await call("GET", "/api/ct-log/matches", { token: org.session })).body.total).toBe(0);
+    await fault(log, { kind: "clear" });
+    expect((await cronAndWait(config, [log_id_b64], advance(120)))[0]).toMatchObject({ position: 400, verifiedPosition: 400, lastError: null });
+    expect(await occurrenceIndexes(org.session, `Fixture '${log}' log`)).toEqual(await indicesMatching("chixbbq.org", "wide", 100, 400));
+  });
+
+  it("a restart in the middle of a backlog leaves no gap and no duplicate; 429s are retried after Retry-After", async () => {
+    const id = uid();
+    const log = `b${id}`;
+    await createLog(log, { from: "navigli2025h2", size: 1024 });
+    const list = await publishLogList(`b${id}`, [{ log, protocol: "static-ct" }]);
+    // From entry 0, 64 entries per fetch: 256 entries per run, so four runs for the 1024.
+    const config = { ...list, DOH_RESOLVER_URLS: await dohZone(`b${id}`, []), CT_START_POSITION: "start", CT_BATCH_SIZE: "64" };
+    const org = await signup("Restart");
+    await call("POST", "/api/ct-log/filters", { token: org.session, body: { pattern: "chixbbq.org", match_type: "wide" } });
+    await call("POST", "/api/ct-log/filters", { token: org.session, body: { pattern: "backname.io", match_type: "wide" } });
+    const { log_id_b64 } = await logKey(log);
+    const stub = cursor(log_id_b64);
+
+    await fault(log, { kind: "rate-limit", count: 2, retryAfter: "1", path: "tile/data/001" });
+    // One Cron run starts it; after each run the object is evicted (its memory, FilterIndex and
+    // clients are gone) and the alarm it armed for its backlog resumes from storage.
+    const positions: number[] = [];
+    let s = (await cronAndWait(config, [log_id_b64]))[0];
+    // The log grows meanwhile (the first 256 entries again, at 1024..1279): the backlog is still
+    // read towards the tree head of size 1024 it started with, verified, and only then further.
+    await copyEntries(log, "navigli2025h2", 0, 256);
+    for (let run = 0; run < 10 && s.verifiedPosition !== 1024; run++) {
+      positions.push(s.position ?? -1);
+      // The backlog was persisted as progress (pending, not verified).
+      expect(s).toMatchObject({ treeSize: 1024, verifiedPosition: 0 });
+      expect(s.backlog).toBeGreaterThan(0);
+      await evictDurableObject(stub);
+      s = await waitForRun(log_id_b64, s.runs);
+    }
+    expect(positions.length).toBeGreaterThanOrEqual(2);
+    expect(s).toMatchObject({ position: 1024, verifiedPosition: 1024, lastError: null });
+    // The next Cron run reads on to the new tree head.
+    const [final] = await cronAndWait(config, [log_id_b64]);
+    expect(final).toMatchObject({ position: 1280, verifiedPosition: 1280, treeSize: 1280, lastError: null });
+    // Every entry processed exactly once across the restarts (an alarm may have done part of the work).
+    expect(final.entriesProcessed).toBe(1280);
+
+    const under = async (from: number, to: number) =>
+      [...new Set([...(await indicesMatching("chixbbq.org", "wide", from, to)), ...(await indicesMatching("backname.io", "wide", from, to))])].sort((a, b) => a - b);
+    const expected = [...(await under(0, 1024)), ...(await under(0, 256)).map((i) => i + 1024)];
+    expect(await occurrenceIndexes(org.session, `Fixture '${log}' log`)).toEqual(expected);
+
+    // The 429s were answered and the same tile asked again.
+    const tile1 = (await requests(log)).filter((r) => r.path === "tile/data/001");
+    expect(tile1.length).toBe(3);
+  });
+
+  it("a read-only log is read up to its final tree head and no further", async () => {
+    const id = uid();
+    const log = `o${id}`;
+    await createLog(log, { from: "navigli2025h2", size: 600 });
+    // The list freezes the log at 600 entries (final_tree_head); the log then grows anyway.
+    const list = await publishLogList(`o${id}`, [{ log, protocol: "static-ct", state: "readonly" }]);
+    await copyEntries(log, "navigli2025h2", 600, 1024);
+    const config = { ...list, DOH_RESOLVER_URLS: await dohZone(`o${id}`, []), CT_START_POSITION: "start", CT_BATCH_SIZE: "256" };
+    const org = await signup("Readonly");
+    await call("POST", "/api/ct-log/filters", { token: org.session, body: { pattern: "cynova.dev", match_type: "wide" } });
+    const { log_id_b64 } = await logKey(log);
+    await runCron(config);
+    await waitForPosition(log_id_b64, 600);
+    expect((await cronAndWait(config, [log_id_b64]))[0]).toMatchObject({ position: 600, verifiedPosition: 600, treeSize: 600, backlog: 0, lastError: null });
+    expect(await occurrenceIndexes(org.session, `Fixture '${log}' log`)).toEqual(await indicesMatching("cynova.dev", "wide", 0, 600));
+    // Never asked for the checkpoint (the final tree head comes from the signed list) nor past entry 599.
+    const asked = await requests(log);
+    expect(asked.some((r) => r.path === "checkpoint")).toBe(false);
+    expect(asked.some((r) => r.path.startsWith("tile/data/002") && !r.path.includes(".p/88"))).toBe(false);
+  });
+});

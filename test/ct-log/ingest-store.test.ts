@@ -1,0 +1,133 @@
+// The pieces between the log client and D1, on real navigli entries: the hot-path
+// matcher (names -> filters -> full certificate fields only for matches, CAA via the
+// local DoH resolver, a lookup failure kept as caa.error), the idempotent commit (a
+// replayed range inserts nothing), at-least-once events with the rate.* fields, the
+// 30-day prune, and the synchronous hashes against the WebCrypto reference.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createDb } from "../../src/db/client";
+import { ctMatchFilters, ctMatchOccurrences, ctMatches, ctProposals, organizations } from "../../src/db/schema";
+import { createDohClient } from "../../src/modules/dns/doh";
+import { certificateDedupKey, certificateFingerprint } from "../../src/modules/ct-log/cert/dedup";
+import { certificateDedupKeySync, certificateFingerprintSync } from "../../src/modules/ct-log/cert/fast-hash";
+import { FilterIndex } from "../../src/modules/ct-log/filters/label-index";
+import { EntryMatcher, type ObservedEntry } from "../../src/modules/ct-log/ingest";
+import type { LogEntry } from "../../src/modules/ct-log/log-client/types";
+import { commitObservations, emitPendingEvents } from "../../src/modules/ct-log/store";
+import { pruneMatches } from "../../src/modules/ct-log/service";
+import { parseDataTile, tileLeafHash } from "../../src/modules/ct-log/wire/static-ct";
+import { eq, sql } from "drizzle-orm";
+import { base, dohZone, indicesMatching, navigliEntries, uid } from "./ingest-helpers";
+
+const db = createDb((env as any).DB);
+
+async function navigliLogEntries(): Promise<LogEntry[]> {
+  const out: LogEntry[] = [];
+  for (const t of ["000", "001"]) {
+    const bytes = new Uint8Array(await (await fetch(`${base}/data/ct/static-ct/navigli2025h2/tile/data/${t}`)).arrayBuffer());
+    for (const [i, leaf] of parseDataTile(bytes).entries()) {
+      out.push({ index: Number(t) * 256 + i, leafHash: await tileLeafHash(leaf), entry: leaf.entry, preCertificate: leaf.preCertificate, chain: [] });
+    }
+  }
+  return out;
+}
+
+async function newOrg(): Promise<number> {
+  const [row] = await db.insert(organizations).values({ name: `store ${uid()}` }).returning({ id: organizations.id });
+  return row.id;
+}
+
+describe("CT ingest: matcher, commit, events", () => {
+  it("matches only what the filters cover, with full certificate fields, CAA verdicts and caa.error on a failed lookup", async () => {
+    const entries = await navigliLogEntries();
+    const org = await newOrg();
+    const index = FilterIndex.from([
+      { filterId: 9_000_001, organizationId: org, pattern: "chixbbq.org", matchType: "wide" },
+      { filterId: 9_000_002, organizationId: org, pattern: "*.jccsmatrei.top", matchType: "exact" },
+    ]);
+    const id = uid();
+    const good = createDohClient({ resolverUrls: [await dohZone(`ok${id}`, [{ name: "chixbbq.org", type: "CAA", ttl: 60, data: { flags: 0, tag: "issue", value: "letsencrypt.org" } }])] });
+    const log = { logId: "dGVzdA==", logName: "Store test log" };
+    const observed = await new EntryMatcher({ log, index, resolver: good }).observe(entries);
+    const expected = [...new Set([...(await indicesMatching("chixbbq.org", "wide", 0, 512)), ...(await indicesMatching("*.jccsmatrei.top", "exact", 0, 512))])].sort((a, b) => a - b);
+    expect(observed.map((o) => o.logIndex)).toEqual(expected);
+    const names = await navigliEntries();
+    for (const o of observed) {
+      expect(o.cert.dns_names).toEqual(names[o.logIndex].dns);
+      expect(o.cert).toMatchObject({ is_precert: true, log_name: "Store test log", log_index: o.logIndex });
+      expect(o.cert.sha256).toBe(o.sha256);
+      const caaExpected = o.hits.some((h) => h.filterId === 9_000_001);
+      if (caaExpected) expect(o.caa).toMatchObject({ has_records: true, records: ["letsencrypt.org"], error: "" });
+    }
+
+    // The resolver fails: the match stays, with caa.error.
+    await fetch(`${base}/doh/__control/zone`, { method: "POST", body: JSON.stringify({ ns: `bad${id}`, records: [], fail: "servfail" }) });
+    const bad = createDohClient({ resolverUrls: [`${base}/doh/bad${id}/dns-query`] });
+    const failed = await new EntryMatcher({ log, index, resolver: bad }).observe(entries.slice(0, 256));
+    expect(failed.length).toBe(expected.filter((i) => i < 256).length);
+    for (const o of failed) {
+      expect(o.caa.error).toMatch(/SERVFAIL/);
+      expect(o.caa.authorized).toBe(true);
+    }
+  });
+
+  it("the synchronous fingerprint and dedup key equal the WebCrypto reference", async () => {
+    const entries = (await navigliLogEntries()).slice(0, 64);
+    for (const e of entries) {
+      const der = e.preCertificate!;
+      expect(certificateFingerprintSync(der)).toBe(await certificateFingerprint(der));
+      expect(certificateDedupKeySync(der)).toBe(await certificateDedupKey(der));
+    }
+  });
+
+  it("a replayed commit inserts nothing new; events are emitted once with rate fields; proposals follow the feeds; old matches are pruned", async () => {
+    const org = await newOrg();
+    const filterId = 9_100_000 + Math.floor(Math.random() * 100_000);
+    const at = new Date().toISOString();
+    const certOf = (sha: string, idx: number) => ({ subject: "a.example", issuer: "CN=Test CA", dns_names: ["a.example", "*.b.example"], sha256: sha, serial: "01", not_before: at, not_after: at, signature_algorithm: "ecdsa-with-SHA256", key_algorithm: "EC", is_precert: idx === 1, log_name: "L", log_index: idx, aia_issuing: [], ocsp_servers: [], scts: [] });
+    const caa = { has_records: false, authorized: true, records: [], error: "", checked_names: ["a.example"], issuer_candidates: [], evaluated_at: at };
+    const obs = (idx: number, sha: string, dedup: string, isPrecert: boolean): ObservedEntry => ({
+      logIndex: idx,
+      isPrecert,
+      sha256: sha,
+      dedupKey: dedup,
+      cert: certOf(sha, idx),
+      caa,
+      hits: [{ filterId, organizationId: org, names: ["a.example", "*.b.example"] }],
+      observedAt: at,
+    });
+    // A precertificate and its final certificate (same dedup key), then an unrelated certificate.
+    const batch = [obs(1, "aa".repeat(32), "d1".repeat(32), true), obs(2, "bb".repeat(32), "d1".repeat(32), false), obs(3, "cc".repeat(32), "d2".repeat(32), true)];
+    const log = { logId: `log-${uid()}`, logName: "L" };
+    await db.run(sql`INSERT INTO ct_filters (id, organization_id, pattern, match_type, feed_dns_enabled, feed_certs_enabled) VALUES (${filterId}, ${org}, 'a.example', 'wide', 1, 1)`);
+
+    await commitObservations(db, log, batch);
+    await commitObservations(db, log, batch); // the replay after a crash
+    const matches = await db.select().from(ctMatches).where(eq(ctMatches.organizationId, org)).all();
+    expect(matches).toHaveLength(2);
+    const occ = await db.select().from(ctMatchOccurrences).where(eq(ctMatchOccurrences.organizationId, org)).all();
+    expect(occ.map((o) => o.logIndex).sort()).toEqual([1, 2, 3]);
+    const mf = await db.select().from(ctMatchFilters).where(eq(ctMatchFilters.organizationId, org)).all();
+    expect(mf).toHaveLength(2);
+
+    const events: any[] = [];
+    const emit = async (o: number, e: any) => void events.push({ o, e });
+    expect(await emitPendingEvents(db, log, 0, 4, emit)).toBe(2);
+    expect(await emitPendingEvents(db, log, 0, 4, emit)).toBe(0);
+    expect(events.map((x) => x.o)).toEqual([org, org]);
+    const ev = events.find((x) => x.e.cert.log_index === 1)!.e;
+    expect(Object.keys(ev).sort()).toEqual(["caa", "cert", "filter_id", "matched_at", "rate"]);
+    expect(ev).toMatchObject({ filter_id: filterId, matched_at: at, caa });
+    // Two certificates (one with precert + final) matched this filter within the hour: 3 entries.
+    expect(ev.rate).toEqual({ count: 2, window: "1h", precert_count: 2, final_count: 1, total_count: 3 });
+
+    const props = await db.select().from(ctProposals).where(eq(ctProposals.organizationId, org)).all();
+    expect(props.map((p) => `${p.kind}:${p.hostname}`).sort()).toEqual(["certs:a.example", "dns:a.example", "dns:b.example"]);
+
+    // 31 days later the matches are pruned with their occurrences and filter links.
+    expect(await pruneMatches(db, new Date(Date.now() + 31 * 24 * 3600_000))).toBeGreaterThanOrEqual(2);
+    expect(await db.select().from(ctMatches).where(eq(ctMatches.organizationId, org)).all()).toHaveLength(0);
+    expect(await db.select().from(ctMatchOccurrences).where(eq(ctMatchOccurrences.organizationId, org)).all()).toHaveLength(0);
+    expect(await db.select().from(ctMatchFilters).where(eq(ctMatchFilters.organizationId, org)).all()).toHaveLength(0);
+  });
+});
