@@ -9,14 +9,16 @@
  *
  * The state serializes to a small JSON object for Durable Object storage.
  */
-import { CtWireError, bytesEqual, concatBytes, fromBase64, sha256, toBase64 } from "./wire/bytes";
+import { CtWireError, bytesEqual, fromBase64, sha256Sync, toBase64 } from "./wire/bytes";
 
 /** SHA-256 of the empty string: the root of the empty tree (RFC 6962 §2.1). */
 const EMPTY_ROOT_HEX = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 /** Interior node hash: SHA-256(0x01 || left || right). */
-export function hashChildren(left: Uint8Array, right: Uint8Array): Promise<Uint8Array> {
-  return sha256(concatBytes(new Uint8Array([1]), left, right));
+const NODE_PREFIX = new Uint8Array([1]);
+
+export function hashChildren(left: Uint8Array, right: Uint8Array): Uint8Array {
+  return sha256Sync(NODE_PREFIX, left, right);
 }
 
 /** Number of set bits of a non-negative safe integer (no 32-bit bitwise ops: sizes pass 2^32). */
@@ -83,7 +85,7 @@ export class CollapsedMerkleTree {
   }
 
   /** Appends one leaf hash (SHA-256(0x00 || leaf), see merkleLeafHash/tileLeafHash). */
-  async append(leafHash: Uint8Array): Promise<void> {
+  append(leafHash: Uint8Array): void {
     if (leafHash.length !== 32) throw new CtWireError("collapsed tree", "leaf hash must be 32 bytes");
     this.nodes.push(leafHash.slice());
     this._size += 1;
@@ -91,25 +93,25 @@ export class CollapsedMerkleTree {
     for (let s = this._size; s % 2 === 0; s /= 2) {
       const right = this.nodes.pop()!;
       const left = this.nodes.pop()!;
-      this.nodes.push(await hashChildren(left, right));
+      this.nodes.push(hashChildren(left, right));
     }
   }
 
-  async appendAll(leafHashes: Iterable<Uint8Array>): Promise<void> {
-    for (const h of leafHashes) await this.append(h);
+  appendAll(leafHashes: Iterable<Uint8Array>): void {
+    for (const h of leafHashes) this.append(h);
   }
 
   /** Merkle Tree Hash of everything appended: fold the subtree roots right to left. */
-  async root(): Promise<Uint8Array> {
+  root(): Uint8Array {
     if (this.nodes.length === 0) return fromHexConst(EMPTY_ROOT_HEX);
     let h = this.nodes[this.nodes.length - 1];
-    for (let i = this.nodes.length - 2; i >= 0; i--) h = await hashChildren(this.nodes[i], h);
+    for (let i = this.nodes.length - 2; i >= 0; i--) h = hashChildren(this.nodes[i], h);
     return h;
   }
 
   /** True when this tree's root equals `rootHash` and its size is `treeSize`. */
-  async matches(treeSize: number, rootHash: Uint8Array): Promise<boolean> {
-    return this._size === treeSize && bytesEqual(await this.root(), rootHash);
+  matches(treeSize: number, rootHash: Uint8Array): boolean {
+    return this._size === treeSize && bytesEqual(this.root(), rootHash);
   }
 }
 
@@ -120,8 +122,8 @@ function fromHexConst(hex: string): Uint8Array {
 }
 
 /** Merkle Tree Hash of a list of leaf hashes (reference helper for tests and fixtures). */
-export async function merkleRoot(leafHashes: Uint8Array[]): Promise<Uint8Array> {
+export function merkleRoot(leafHashes: Uint8Array[]): Uint8Array {
   const t = CollapsedMerkleTree.empty();
-  await t.appendAll(leafHashes);
+  t.appendAll(leafHashes);
   return t.root();
 }

@@ -172,17 +172,21 @@ export function fromBase64(s: string, structure = "base64"): Uint8Array {
 }
 
 /**
- * SHA-256 (leaf and node hashes of every log entry). node:crypto's createHash is
- * synchronous and available in workerd (nodejs_compat) and Node 20; it is an order
- * of magnitude cheaper per call than crypto.subtle.digest, which hops to a thread
- * pool under Node (~30-70 us per leaf in bench/ct-ingest.ts). Kept async so callers
- * need not change should it ever move back to WebCrypto.
+ * SHA-256 of the concatenated parts (leaf and node hashes of every log entry).
+ * node:crypto's createHash is synchronous and available in workerd (nodejs_compat)
+ * and Node 20; it is an order of magnitude cheaper per call than crypto.subtle.digest,
+ * which hops to a thread pool under Node (~30-70 us per leaf in bench/ct-ingest.ts).
+ * Synchronous, so the per-entry Merkle work costs no promise round-trips.
  */
-export async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
+export function sha256Sync(...parts: Uint8Array[]): Uint8Array {
   const h = createHash("sha256");
   for (const p of parts) h.update(p);
-  const d = h.digest();
-  return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+  return new Uint8Array(h.digest());
+}
+
+/** `sha256Sync` for callers that want a promise (signature checks, fixtures). */
+export async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
+  return sha256Sync(...parts);
 }
 
 /** PEM (any label) to DER bytes. */

@@ -12,7 +12,7 @@
  *
  * The same TimestampedEntry appears in static-ct-api data tiles (see static-ct.ts).
  */
-import { CtWireError, TlsReader, TlsWriter, concatBytes, fromBase64, sha256 } from "./bytes";
+import { CtWireError, TlsReader, TlsWriter, fromBase64, sha256Sync } from "./bytes";
 
 export const LogEntryType = { x509: 0, precert: 1 } as const;
 export type LogEntryTypeName = "x509_entry" | "precert_entry";
@@ -101,8 +101,10 @@ export function serializeMerkleTreeLeaf(e: TimestampedEntry): Uint8Array {
 }
 
 /** RFC 6962 §2.1 leaf hash: SHA-256(0x00 || MerkleTreeLeaf). */
-export function merkleLeafHash(merkleTreeLeaf: Uint8Array): Promise<Uint8Array> {
-  return sha256(concatBytes(new Uint8Array([0]), merkleTreeLeaf));
+const LEAF_PREFIX = new Uint8Array([0]);
+
+export function merkleLeafHash(merkleTreeLeaf: Uint8Array): Uint8Array {
+  return sha256Sync(LEAF_PREFIX, merkleTreeLeaf);
 }
 
 /** The extra_data of a get-entries entry, decoded according to the leaf's entry type. */

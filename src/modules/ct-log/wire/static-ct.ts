@@ -15,7 +15,7 @@
  * decimal digits, every group but the last prefixed with "x" (1234067 ->
  * x001/x234/067); a partial tile of width W < 256 appends ".p/W".
  */
-import { CtWireError, TlsReader, concatBytes, sha256 } from "./bytes";
+import { CtWireError, TlsReader, sha256Sync } from "./bytes";
 import { parseCtExtensions, readTimestampedEntry, type TimestampedEntry } from "./rfc6962";
 
 export const TILE_WIDTH = 256;
@@ -130,9 +130,12 @@ export function parseDataTile(tile: Uint8Array, expectedCount?: number): TileLea
 }
 
 /** Leaf hash of a tile leaf: SHA-256(0x00 || 0x00 0x00 || timestamped_entry). */
-export function tileLeafHash(leaf: TileLeaf): Promise<Uint8Array> {
-  return sha256(concatBytes(new Uint8Array([0, 0, 0]), leaf.timestampedEntryBytes));
+export function tileLeafHash(leaf: TileLeaf): Uint8Array {
+  // MerkleTreeLeaf = version v1 (0) + leaf type timestamped_entry (0), after the 0x00 leaf prefix.
+  return sha256Sync(TILE_LEAF_PREFIX, leaf.timestampedEntryBytes);
 }
+
+const TILE_LEAF_PREFIX = new Uint8Array([0, 0, 0]);
 
 /** Splits a hash tile into its 32-byte hashes. */
 export function parseHashTile(tile: Uint8Array, expectedCount?: number): Uint8Array[] {
