@@ -42,11 +42,11 @@ try {
   }
   const f = (n) => n.toFixed(1);
   console.log(`\nTrust-Plane API benchmark (${seconds}s per case, wrangler dev on workerd, local D1)\n`);
-  console.log("conc | endpoint                 |   req/s | p50 ms | p99 ms | non-2xx");
-  console.log("-----|--------------------------|---------|--------|--------|--------");
+  console.log("conc | endpoint                   |   req/s | p50 ms | p99 ms | non-2xx");
+  console.log("-----|----------------------------|---------|--------|--------|--------");
   for (const r of rows) {
     for (const [name, m] of [["GET /api/health (anon)", r.health], ["GET /api/api-tokens (auth)", r.tokens]]) {
-      console.log(`${String(r.concurrency).padStart(4)} | ${name.padEnd(24)} | ${f(m.rps).padStart(7)} | ${f(m.p50).padStart(6)} | ${f(m.p99).padStart(6)} | ${m.errors}`);
+      console.log(`${String(r.concurrency).padStart(4)} | ${name.padEnd(26)} | ${f(m.rps).padStart(7)} | ${f(m.p50).padStart(6)} | ${f(m.p99).padStart(6)} | ${m.errors}`);
     }
     console.log(`     | ratio authenticated/health throughput: ${(r.tokens.rps / r.health.rps).toFixed(2)}`);
   }
