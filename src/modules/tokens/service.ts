@@ -109,18 +109,24 @@ export async function listOrganizationTokens(db: Db, organizationId: number, now
   return rows.map((r) => ({ ...listingItem(r.token, now), user_id: r.token.userId, user_email: r.email }));
 }
 
+/** A token of the organization, or 404 (another organization's id included). */
+async function tokenOf(db: Db, organizationId: number, tokenId: number) {
+  const row = await db
+    .select()
+    .from(apiTokens)
+    .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.organizationId, organizationId)))
+    .get();
+  if (!row) throw notFound("Token");
+  return row;
+}
+
 /**
  * Revokes a token: your own with delete_tokens (or revoke_all_tokens), anyone's
  * in the organization with revoke_all_tokens. A token you may not even see is a
  * 404, so its existence does not leak.
  */
 export async function revokeToken(db: Db, principal: Principal, tokenId: number, now: Date) {
-  const row = await db
-    .select()
-    .from(apiTokens)
-    .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.organizationId, principal.organizationId)))
-    .get();
-  if (!row) throw notFound("Token");
+  const row = await tokenOf(db, principal.organizationId, tokenId);
   const own = row.userId === principal.userId;
   const can = principal.permissions.has("api-tokens:revoke_all_tokens") || (own && principal.permissions.has("api-tokens:delete_tokens"));
   if (!can) {
@@ -138,12 +144,7 @@ export async function renewToken(db: Db, principal: Principal, tokenId: number, 
   if (principal.kind !== "api_token" || principal.tokenId !== tokenId) {
     throw new ApiError(403, "forbidden", "A token can only be renewed with itself as the bearer");
   }
-  const row = await db
-    .select()
-    .from(apiTokens)
-    .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.organizationId, principal.organizationId)))
-    .get();
-  if (!row) throw notFound("Token");
+  const row = await tokenOf(db, principal.organizationId, tokenId);
   const expiresAt = new Date(now.getTime() + row.validityDays * DAY_MS).toISOString();
   await db.update(apiTokens).set({ expiresAt }).where(eq(apiTokens.id, row.id)).run();
   return { message: "Token renewed", expires_at: expiresAt };

@@ -8,7 +8,7 @@ import { parseDigitallySigned, verifyTreeHeadSignature, type LogPublicKey } from
 import { merkleLeafHash, parseGetEntriesResponse } from "../wire/rfc6962";
 import { PoliteFetcher, type PolitenessOptions } from "./politeness";
 import {
-  EntryRangeError,
+  checkedTreeSize,
   LogDataError,
   LogHttpError,
   TreeHeadVerificationError,
@@ -112,12 +112,7 @@ export class Rfc6962Client implements LogClient {
   }
 
   async getEntries(start: number, end: number, opts: GetEntriesOptions = {}): Promise<LogEntry[]> {
-    const treeSize = opts.treeSize ?? this.lastTreeHead?.treeSize;
-    if (treeSize === undefined) throw new EntryRangeError("getEntries needs a tree size: call getTreeHead first or pass treeSize");
-    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
-      throw new EntryRangeError(`bad range ${start}..${end}`);
-    }
-    if (end >= treeSize) throw new EntryRangeError(`entry ${end} is past tree size ${treeSize}`);
+    const treeSize = checkedTreeSize(start, end, opts.treeSize ?? this.lastTreeHead?.treeSize);
 
     const out: LogEntry[] = [];
     let next = start;

@@ -11,6 +11,7 @@ import { PoliteFetcher, type PolitenessOptions } from "./politeness";
 import { withTrailingSlash } from "./rfc6962-client";
 import {
   EntryRangeError,
+  checkedTreeSize,
   LogDataError,
   LogHttpError,
   TreeHeadVerificationError,
@@ -168,12 +169,7 @@ export class StaticCtClient implements LogClient {
   }
 
   async getEntries(start: number, end: number, opts: GetEntriesOptions = {}): Promise<LogEntry[]> {
-    const treeSize = opts.treeSize ?? this.lastTreeHead?.treeSize;
-    if (treeSize === undefined) throw new EntryRangeError("getEntries needs a tree size: call getTreeHead first or pass treeSize");
-    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
-      throw new EntryRangeError(`bad range ${start}..${end}`);
-    }
-    if (end >= treeSize) throw new EntryRangeError(`entry ${end} is past tree size ${treeSize}`);
+    const treeSize = checkedTreeSize(start, end, opts.treeSize ?? this.lastTreeHead?.treeSize);
 
     const out: LogEntry[] = [];
     for (let t = Math.floor(start / TILE_WIDTH); t <= Math.floor(end / TILE_WIDTH); t++) {

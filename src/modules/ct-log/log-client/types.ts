@@ -77,6 +77,19 @@ export class EntryRangeError extends LogClientError {
   override name = "EntryRangeError";
 }
 
+/**
+ * The tree size a getEntries call reads against, after checking the inclusive range
+ * start..end lies inside it: a client never asks a log past its tree size.
+ */
+export function checkedTreeSize(start: number, end: number, treeSize: number | undefined): number {
+  if (treeSize === undefined) throw new EntryRangeError("getEntries needs a tree size: call getTreeHead first or pass treeSize");
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
+    throw new EntryRangeError(`bad range ${start}..${end}`);
+  }
+  if (end >= treeSize) throw new EntryRangeError(`entry ${end} is past tree size ${treeSize}`);
+  return treeSize;
+}
+
 /** The log served data that does not decode or does not match (tampered, wrong index). */
 export class LogDataError extends LogClientError {
   override name = "LogDataError";
