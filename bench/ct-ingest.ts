@@ -16,6 +16,10 @@
  *
  * Also reported: the heap of a FilterIndex per 10,000 filters.
  *
+ * Scenario "typical+typosquat": the typical filters with typosquatting detection on for
+ * 1,000 of them (every eligible pattern among the first ones, plus real brands and
+ * lookalike-prone navigli domains), so TyposquatIndex.match runs on every entry too.
+ *
  * CAA: the DoH client answers from an in-process resolver (no records, SOA for
  * negative caching) through its MemoryDnsCache, as the cursor's shared cache does
  * after the first lookup of a name. Hashes use node:crypto (see wire/bytes.ts,
@@ -30,6 +34,7 @@ import * as dnsPacket from "@leichtgewicht/dns-packet";
 import { createDohClient, MemoryDnsCache } from "../src/modules/dns/doh";
 import { FilterIndex, type FilterRow } from "../src/modules/ct-log/filters/label-index";
 import { buildCtLogEvent, EntryMatcher, type ObserveStats } from "../src/modules/ct-log/ingest";
+import { TyposquatIndex } from "../src/modules/ct-log/typosquat/index";
 import type { LogEntry } from "../src/modules/ct-log/log-client/types";
 import { CollapsedMerkleTree } from "../src/modules/ct-log/merkle";
 import { parseDataTile, tileLeafHash } from "../src/modules/ct-log/wire/static-ct";
@@ -58,9 +63,12 @@ const TLDS = ["com", "net", "org", "io", "de", "co.uk", "fr", "dev", "app", "com
  * the real CT stream) and "heavy" (~5%: popular hosting domains watched).
  */
 const SCENARIOS = [
-  { name: "typical", domains: ["hospgear.com", "natzkalabs.com", "crypto-mint.space"] },
-  { name: "heavy", domains: ["hospgear.com", "natzkalabs.com", "gtag.club", "mexi.my", "crypto-mint.space"] },
+  { name: "typical", domains: ["hospgear.com", "natzkalabs.com", "crypto-mint.space"], typosquat: 0 },
+  { name: "heavy", domains: ["hospgear.com", "natzkalabs.com", "gtag.club", "mexi.my", "crypto-mint.space"], typosquat: 0 },
+  { name: "typical+typosquat", domains: ["hospgear.com", "natzkalabs.com", "crypto-mint.space"], typosquat: 1_000 },
 ];
+/** Real brands protected in the typosquat scenario (most navigli names are unrelated to them). */
+const BRANDS = ["paypal.com", "apple.com", "google.com", "amazon.com", "bankofamerica.com", "example.co.uk", "nic.de", "microsoft.com", "github.io", "cloudflare.com"];
 
 function makeFilters(count: number, orgs: number, NAVIGLI_DOMAINS: string[]): FilterRow[] {
   seed = 0x2545f491;
@@ -143,7 +151,7 @@ async function hotPath(matcher: EntryMatcher, passes: number, stats: ObserveStat
   return { events };
 }
 
-async function scenario(name: string, domains: string[]) {
+async function scenario(name: string, domains: string[], typosquatFilters: number) {
   const FILTERS = 10_000;
   const ORGS = 1_000;
   const rows = makeFilters(FILTERS, ORGS, domains);
@@ -157,7 +165,16 @@ async function scenario(name: string, domains: string[]) {
   const indexBytes = process.memoryUsage().heapUsed - before;
 
   const resolver = createDohClient({ resolverUrls: ["https://doh.bench.invalid/dns-query"], cache: new MemoryDnsCache(), fetch: dohFetch as typeof fetch });
-  const matcher = new EntryMatcher({ log: { logId: "bench", logName: "navigli2025h2 (replay)" }, index, resolver });
+  // Typosquatting on for the first `typosquatFilters` filters (ineligible ones are left out by the index), plus brands.
+  const typoRows = rows.slice(0, typosquatFilters).map((r, i) => ({
+    filterId: r.filterId,
+    organizationId: Number(r.organizationId),
+    pattern: i < BRANDS.length ? BRANDS[i] : r.pattern,
+  }));
+  const t1 = performance.now();
+  const typosquat = typosquatFilters ? TyposquatIndex.from(typoRows) : undefined;
+  const typoBuildMs = performance.now() - t1;
+  const matcher = new EntryMatcher({ log: { logId: "bench", logName: "navigli2025h2 (replay)" }, index, typosquat, resolver });
 
   // Warm up (JIT, DNS cache: the first pass resolves every matched name once).
   await hotPath(matcher, 3, { entries: 0, unparseable: 0, matched: 0 }, false);
@@ -185,8 +202,9 @@ async function scenario(name: string, domains: string[]) {
   console.log(`  parse+match+CAA-cache+events   ${rate(stats.entries, hotSec).padStart(12)} entries/s   (target >= 100,000: ${stats.entries / hotSec >= 100_000 ? "met" : "MISSED"})`);
   console.log(`  ... plus Merkle leaf hash+tree ${rate(vstats.entries, verSec).padStart(12)} entries/s   (SHA-256 leaf hash + collapsed-tree append per entry)`);
   console.log(`  ratio bare / hot path          ${(bareEntries / bareSec / (stats.entries / hotSec)).toFixed(2)}x`);
+  if (typosquat) console.log(`  TyposquatIndex                 ${typosquat.size} protected filters (of ${typosquatFilters} typosquat-enabled), built in ${typoBuildMs.toFixed(0)} ms`);
   console.log(`  FilterIndex heap               ${(indexBytes / 1024 / 1024).toFixed(2)} MiB per ${FILTERS.toLocaleString("en-US")} filters`);
 }
 
 console.log(`CT ingest benchmark (Node ${process.version}, one core); data: navigli2025h2 tiles 000..003 = ${ENTRIES_PER_PASS} real precert entries per pass, replayed`);
-for (const s of SCENARIOS) await scenario(s.name, s.domains);
+for (const s of SCENARIOS) await scenario(s.name, s.domains, s.typosquat);

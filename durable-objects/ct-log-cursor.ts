@@ -10,7 +10,8 @@
  *                and counters (all in this object's SQLite storage)
  *   pending      observations (matches) derived from entries past the verified
  *                position: not yet trusted, never written to D1
- *   memory       the FilterIndex of every organization's enabled filters (rebuilt
+ *   memory       the FilterIndex of every organization's enabled filters and the
+ *                TyposquatIndex of their typosquat-enabled eligible ones (both rebuilt
  *                when ct_filter_generation moves, checked before every batch), the
  *                DoH client with its cache, the log client
  *
@@ -37,7 +38,8 @@ import { createDb, type Db } from "../src/db/client";
 import type { Bindings } from "../src/env";
 import { createDohClient, MemoryDnsCache, type DnsResolver } from "../src/modules/dns/doh";
 import { emitEvent } from "../src/modules/alerting/emit";
-import { loadFilterRows, filterGeneration } from "../src/modules/ct-log/filter-source";
+import { loadFilterRows, loadTyposquatRows, filterGeneration } from "../src/modules/ct-log/filter-source";
+import { TyposquatIndex } from "../src/modules/ct-log/typosquat/index";
 import { FilterIndex } from "../src/modules/ct-log/filters/label-index";
 import { EntryMatcher, type LogRef, type ObservedEntry } from "../src/modules/ct-log/ingest";
 import type { CtLogDescriptor } from "../src/modules/ct-log/loglist";
@@ -125,6 +127,8 @@ export class CtLogCursor extends DurableObject<Bindings> {
   private readonly sql: SqlStorage;
   private running: Promise<CursorStatus> | null = null;
   private index: FilterIndex | null = null;
+  /** Protected domains of typosquat-enabled filters: rebuilt with `index`, on the same generation. */
+  private typosquat: TyposquatIndex | null = null;
   private indexGeneration = -1;
   private resolver: { urls: string; client: DnsResolver } | null = null;
   private client: { key: string; client: LogClient } | null = null;
@@ -240,7 +244,7 @@ export class CtLogCursor extends DurableObject<Bindings> {
       let processed = 0;
       for (;;) {
         const index = await this.filterIndex(db);
-        const matcher = new EntryMatcher({ log: ref, index, resolver: this.dns(options) });
+        const matcher = new EntryMatcher({ log: ref, index, typosquat: this.typosquat ?? undefined, resolver: this.dns(options) });
         const verifiedBefore = ingestion.verifiedPosition;
         const step = await ingestion.step(client, head, Math.min(options.batchSize, budget - processed));
         if (step.kind === "up-to-date") break;
@@ -374,6 +378,7 @@ export class CtLogCursor extends DurableObject<Bindings> {
         }
       }
       this.index = index;
+      this.typosquat = TyposquatIndex.from(await loadTyposquatRows(db));
       this.indexGeneration = generation;
     }
     return this.index;

@@ -150,3 +150,60 @@ export const ctProposals = sqliteTable(
   },
   (t) => [uniqueIndex("ct_proposals_org_kind_host_unique").on(t.organizationId, t.kind, t.hostname)],
 );
+
+/**
+ * A typosquatting match: one candidate lookalike domain of one protected filter,
+ * seen in one certificate (final and precertificate as one, by dedup key). The
+ * certificate fields are those of the first entry seen.
+ */
+export const ctTyposquatMatches = sqliteTable(
+  "ct_typosquat_matches",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    filterId: integer("filter_id").notNull(),
+    /** Registrable domain of the lookalike name (A-labels). */
+    candidateDomain: text("candidate_domain").notNull(),
+    dedupKey: text("dedup_key").notNull(),
+    /** Fingerprint of the first entry seen. */
+    sha256: text("sha256").notNull(),
+    /** The certificate name that was a lookalike (as observed). */
+    certificateName: text("certificate_name").notNull(),
+    /** Evidence categories (typosquat/detect.ts EVIDENCE ids). */
+    evidence: text("evidence", { mode: "json" }).$type<string[]>().notNull(),
+    /** Joined evidence ids: the sort key `evidence`. */
+    evidenceKey: text("evidence_key").notNull(),
+    editDistance: integer("edit_distance"),
+    /** The cert.* fields of the first entry seen. */
+    cert: text("cert", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    detectedAt: text("detected_at").notNull(),
+    lastSeenAt: text("last_seen_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("ct_typosquat_unique").on(t.organizationId, t.filterId, t.candidateDomain, t.dedupKey),
+    index("ct_typosquat_org_last_idx").on(t.organizationId, t.lastSeenAt),
+    index("ct_typosquat_last_idx").on(t.lastSeenAt),
+  ],
+);
+
+/** One CT log entry of a typosquatting match; (match, log, index) makes ingestion idempotent. */
+export const ctTyposquatOccurrences = sqliteTable(
+  "ct_typosquat_occurrences",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    matchId: integer("match_id")
+      .notNull()
+      .references(() => ctTyposquatMatches.id, { onDelete: "cascade" }),
+    logId: text("log_id").notNull(),
+    logName: text("log_name").notNull(),
+    logIndex: integer("log_index").notNull(),
+    sha256: text("sha256").notNull(),
+    isPrecert: integer("is_precert", { mode: "boolean" }).notNull(),
+    observedAt: text("observed_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("ct_typosquat_occ_unique").on(t.matchId, t.logId, t.logIndex),
+    index("ct_typosquat_occ_org_sha_idx").on(t.organizationId, t.sha256),
+  ],
+);

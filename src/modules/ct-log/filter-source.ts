@@ -8,6 +8,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { ctFilterGeneration, ctFilters } from "../../db/schema";
 import type { FilterRow } from "./filters/label-index";
+import type { TyposquatFilterRow } from "./typosquat/index";
 
 export async function filterGeneration(db: Db): Promise<number> {
   const row = await db.select({ g: ctFilterGeneration.generation }).from(ctFilterGeneration).where(eq(ctFilterGeneration.id, 1)).get();
@@ -29,4 +30,16 @@ export async function loadFilterRows(db: Db): Promise<FilterRow[]> {
     .where(and(eq(ctFilters.enabled, true), isNull(ctFilters.deletedAt)))
     .all();
   return rows;
+}
+
+/**
+ * Filters whose typosquatting detection is on: enabled, not deleted, typosquat_enabled.
+ * Eligibility is judged again when the TyposquatIndex is built (ineligible patterns are left out).
+ */
+export async function loadTyposquatRows(db: Db): Promise<TyposquatFilterRow[]> {
+  return db
+    .select({ filterId: ctFilters.id, organizationId: ctFilters.organizationId, pattern: ctFilters.pattern })
+    .from(ctFilters)
+    .where(and(eq(ctFilters.enabled, true), eq(ctFilters.typosquatEnabled, true), isNull(ctFilters.deletedAt)))
+    .all();
 }

@@ -16,6 +16,7 @@ import { certificateNames, parseCertificate, readCertificateNames, type Certific
 import { certificateDedupKeySync, certificateFingerprintSync } from "./cert/fast-hash";
 import type { FilterIndex } from "./filters/label-index";
 import type { LogEntry } from "./log-client/types";
+import type { TyposquatIndex } from "./typosquat/index";
 
 /** The log an entry came from, as the event names it. */
 export interface LogRef {
@@ -71,7 +72,29 @@ export interface FilterHit {
   names: string[];
 }
 
-/** A log entry that matched at least one filter, with everything the commit and the event need. */
+/** A lookalike of one typosquat-enabled filter's domain among an entry's names (stored, never alerted). */
+export interface TyposquatObservation {
+  filterId: number;
+  organizationId: number;
+  /** The certificate name that is a lookalike. */
+  name: string;
+  candidateDomain: string;
+  evidence: string[];
+  editDistance: number | null;
+}
+
+/** caa.* of an entry that only matched as a lookalike: no filter names it, so no CAA lookup is made. */
+export const CAA_NOT_EVALUATED: CaaEvaluation = {
+  has_records: false,
+  authorized: true,
+  records: [],
+  error: "not evaluated: typosquatting match only",
+  checked_names: [],
+  issuer_candidates: [],
+  evaluated_at: "",
+};
+
+/** A log entry that matched at least one filter (or is a lookalike of a protected domain), with everything the commit and the event need. */
 export interface ObservedEntry {
   logIndex: number;
   isPrecert: boolean;
@@ -80,6 +103,8 @@ export interface ObservedEntry {
   cert: CtEventCert;
   caa: CaaEvaluation;
   hits: FilterHit[];
+  /** Lookalikes of typosquat-enabled filters (absent in observations pending from before typosquatting existed). */
+  typosquats?: TyposquatObservation[];
   observedAt: string;
 }
 
@@ -131,6 +156,8 @@ export const MAX_CAA_NAMES = 50;
 export interface EntryMatcherOptions {
   log: LogRef;
   index: FilterIndex;
+  /** Protected domains of typosquat-enabled filters; none when absent. */
+  typosquat?: TyposquatIndex;
   resolver: DnsResolver;
   now?: () => Date;
 }
@@ -155,7 +182,8 @@ export class EntryMatcher {
         continue;
       }
       const found = this.opts.index.match(raw);
-      if (found.length === 0) continue;
+      const lookalikes = this.opts.typosquat ? this.opts.typosquat.match(raw) : [];
+      if (found.length === 0 && lookalikes.length === 0) continue;
       let info: CertificateInfo;
       try {
         info = parseCertificate(c.der, { precertTbs: c.bareTbs });
@@ -165,8 +193,10 @@ export class EntryMatcher {
       }
       const sha256 = certificateFingerprintSync(c.der);
       const dedupKey = certificateDedupKeySync(c.der);
-      const caaNames = certificateNames(info).matchable.slice(0, MAX_CAA_NAMES);
-      const caa = await evaluateCaa(caaNames, info.issuer, this.opts.resolver, { now });
+      const caa =
+        found.length > 0
+          ? await evaluateCaa(certificateNames(info).matchable.slice(0, MAX_CAA_NAMES), info.issuer, this.opts.resolver, { now })
+          : CAA_NOT_EVALUATED;
       if (stats) stats.matched++;
       out.push({
         logIndex: e.index,
@@ -176,6 +206,14 @@ export class EntryMatcher {
         cert: ctEventCert(info, sha256, this.opts.log, e.index),
         caa,
         hits: found.map((m) => ({ filterId: m.filter.filterId, organizationId: Number(m.filter.organizationId), names: m.names })),
+        typosquats: lookalikes.map((t) => ({
+          filterId: t.filterId,
+          organizationId: t.organizationId,
+          name: t.name,
+          candidateDomain: t.match.candidate_domain,
+          evidence: t.match.evidence,
+          editDistance: t.match.edit_distance ?? null,
+        })),
         observedAt: now().toISOString(),
       });
     }

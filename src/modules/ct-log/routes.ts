@@ -2,8 +2,7 @@
  * CT log endpoints (spec "CT log" table) plus the filter-feed proposals and the
  * CT log list (served under cert-watcher, as the spec places it).
  *
- * Not implemented here: GET /api/ct-log/typosquatting/matches[/{sha256}] (the
- * typosquatting matcher is a separate piece of work) and the alerting endpoints
+ * Not implemented here: the alerting endpoints
  * (/api/ct-log/alert-rules..., /introspection), which the alerting module serves
  * for every module.
  */
@@ -67,6 +66,28 @@ export const typosquatFilters = defineRoute({
   method: "get", path: "/api/ct-log/typosquatting/filters", tags, summary: "Enabled CT filters with their typosquatting status and eligibility",
   access: view, request: { query: s.TyposquatFiltersQuery }, responses: { 200: json(s.TyposquatFiltersResponse) },
 });
+export const typosquatMatches = defineRoute({
+  method: "get", path: "/api/ct-log/typosquatting/matches", tags, summary: "Lookalike domains of protected filters seen in the past 30 days",
+  description:
+    "One row per (protected filter, candidate domain, certificate): a precertificate and its final certificate are one match, seen in `log_count` logs. " +
+    "A filter is protected when `typosquat_enabled`, enabled, not deleted and eligible; detection starts with the next batch of every log. " +
+    "`candidate_domain`: registrable domain (A-labels) of `certificate_name`, the observed lookalike name; never the protected domain or a name below it. " +
+    "`evidence`: categories, in a fixed order: `tld_change`, `confusable` (UTS #39 skeletons, lowercase, accents dropped), `affix`, `hyphenation` " +
+    "(also a label split by dots), `omission`, `repetition`, `transposition` (protected labels of 4+ characters), `edit_distance` (Damerau–Levenshtein " +
+    "<= 1 for protected labels of 5-7 characters, <= 2 for 8+, none below); non-ASCII candidates may add `script_mixing`, `mixed_numbers`, " +
+    "`unsafe_characters`, `whole_script`. `edit_distance` (field): the distance when an edit category applies, else null. " +
+    "`subject`, `issuer`, `not_before`, `not_after`: of the first entry seen. `detected_at`: first observation; the 30-day window counts from `last_seen_at`. " +
+    "Sort `evidence` orders by the comma-joined evidence list. Typosquatting matches raise no alert events.",
+  access: view, request: { query: s.TyposquatMatchesQuery }, responses: { 200: json(s.TyposquatMatchesResponse) },
+});
+export const typosquatMatchDetail = defineRoute({
+  method: "get", path: "/api/ct-log/typosquatting/matches/{sha256}", tags, summary: "One typosquatting match with its certificate and CT log occurrences",
+  description:
+    "Keyed by the SHA-256 fingerprint of the precertificate or certificate (any entry of the match), `filter_id` and `candidate_domain`; " +
+    "404 `not_found` when the organization has no such match in the 30-day window. Fields of the list row, plus `cert` (the cert.* fields of the " +
+    "first entry seen) and `occurrences` (every log entry of the match, oldest first).",
+  access: view, request: { params: s.Sha256Param, query: s.TyposquatDetailQuery }, responses: { 200: json(s.TyposquatMatchDetailResponse) },
+});
 export const listProposals = defineRoute({
   method: "get", path: "/api/ct-log/proposals", tags, summary: "Names proposed by filter feeds",
   description:
@@ -110,6 +131,11 @@ export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
     c.json(await ct.matchDetail(db(c), org(c), c.req.valid("param").sha256, c.req.valid("query").log_name, new Date()), 200),
   );
   app.openapi(typosquatFilters, async (c) => c.json(await ct.listTyposquatFilters(db(c), org(c), c.req.valid("query")), 200));
+  app.openapi(typosquatMatches, async (c) => c.json(await ct.listTyposquatMatches(db(c), org(c), c.req.valid("query"), new Date()), 200));
+  app.openapi(typosquatMatchDetail, async (c) => {
+    const q = c.req.valid("query");
+    return c.json(await ct.typosquatMatchDetail(db(c), org(c), c.req.valid("param").sha256, q.filter_id, q.candidate_domain, new Date()), 200);
+  });
   app.openapi(listProposals, async (c) => c.json(await ct.listProposals(db(c), org(c), c.req.valid("query")), 200));
   app.openapi(acceptProposal, async (c) => c.json(await ct.decideProposal(db(c), org(c), c.req.valid("param").proposal_id, "accepted", new Date()), 200));
   app.openapi(dismissProposal, async (c) => c.json(await ct.decideProposal(db(c), org(c), c.req.valid("param").proposal_id, "dismissed", new Date()), 200));

@@ -202,6 +202,55 @@ export const CheckNewResponse = z
   .object({ has_new: z.boolean(), count: z.number().int(), latest_timestamp: z.string().nullable() })
   .openapi("CtCheckNew");
 
+// ---- typosquatting matches -------------------------------------------------------------
+
+export const TYPOSQUAT_MATCH_SORTS = ["candidate_domain", "filter_pattern", "evidence", "log_count", "detected_at"] as const;
+export const TyposquatMatchesQuery = pageQuery({ defaultPageSize: 20 }).extend({
+  sort_by: z.enum(TYPOSQUAT_MATCH_SORTS).default("detected_at"),
+  sort_order: sortOrder("desc"),
+});
+const Evidence = z
+  .array(z.string())
+  .openapi({
+    description:
+      "Evidence categories, in this order: tld_change, confusable, affix, hyphenation, omission, repetition, transposition, edit_distance; " +
+      "internationalized candidates may add script_mixing, mixed_numbers, unsafe_characters, whole_script",
+    example: ["confusable"],
+  });
+const typosquatFields = {
+  id: z.number().int(),
+  sha256: z.string().openapi({ description: "Fingerprint of the first entry seen (precertificate or final certificate)" }),
+  filter_id: z.number().int().openapi({ description: "The protected filter" }),
+  filter_pattern: z.string(),
+  candidate_domain: z.string().openapi({ description: "Registrable domain of the lookalike name (A-labels)", example: "paypa1.com" }),
+  certificate_name: z.string().openapi({ description: "The certificate name that is a lookalike, as observed", example: "www.paypa1.com" }),
+  evidence: Evidence,
+  edit_distance: z.number().int().nullable().openapi({ description: "Damerau–Levenshtein distance of the labels' skeletons when an edit category applies" }),
+  log_count: z.number().int().openapi({ description: "Distinct CT logs the certificate was seen in" }),
+  detected_at: z.string().openapi({ description: "First observation" }),
+  last_seen_at: z.string(),
+};
+export const TyposquatMatchRow = z
+  .object({ ...typosquatFields, subject: z.string(), issuer: z.string(), not_before: z.string(), not_after: z.string() })
+  .openapi("CtTyposquatMatch");
+export const TyposquatMatchesResponse = z
+  .object({
+    matches: z.array(TyposquatMatchRow),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    sort_by: z.enum(TYPOSQUAT_MATCH_SORTS),
+    sort_order: z.enum(["asc", "desc"]),
+  })
+  .openapi("CtTyposquatMatchList");
+export const TyposquatDetailQuery = z.object({
+  filter_id: z.coerce.number().int().positive().openapi({ description: "The protected filter", example: 1 }),
+  candidate_domain: z.string().min(1).max(253).openapi({ description: "Registrable domain of the lookalike (A-labels)", example: "paypa1.com" }),
+});
+export const TyposquatMatchDetailResponse = z
+  .object({ ...typosquatFields, cert: CtCertificate, occurrences: z.array(CtOccurrence) })
+  .openapi("CtTyposquatMatchDetail");
+
 // ---- proposals ------------------------------------------------------------------
 
 export const ProposalsQuery = pageQuery({ defaultPageSize: 20 }).extend({

@@ -10,13 +10,13 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, isNull, max, sql, type SQL } from "drizzle-orm";
 import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
-import { ctFilters, ctMatchFilters, ctMatchOccurrences, ctMatches, ctProposals, organizations } from "../../db/schema";
+import { ctFilters, ctMatchFilters, ctMatchOccurrences, ctMatches, ctProposals, ctTyposquatMatches, ctTyposquatOccurrences, organizations } from "../../db/schema";
 import { ApiError, badRequest, conflict, notFound } from "../../platform/errors";
 import { assertQuota, registerUsageCounter, remaining, type Tier } from "../../platform/quotas";
 import { bumpFilterGeneration } from "./filter-source";
 import { parseFilterPattern } from "./filters/pattern";
 import { typosquatEligibility } from "./typosquat/eligibility";
-import type { FILTER_SORTS, MATCH_SORTS, TYPOSQUAT_FILTER_SORTS } from "./schema";
+import type { FILTER_SORTS, MATCH_SORTS, TYPOSQUAT_FILTER_SORTS, TYPOSQUAT_MATCH_SORTS } from "./schema";
 
 /** Matches are kept and listed for 30 days (spec "Limits"). */
 export const MATCH_WINDOW_MS = 30 * 24 * 3600_000;
@@ -365,15 +365,116 @@ export async function checkNewMatches(db: Db, organizationId: number, since: str
   return { has_new: n > 0, count: n, latest_timestamp: latest?.at ?? null };
 }
 
-/** Deletes matches not seen for 30 days (with their occurrences and filter links). */
+/** Deletes matches and typosquatting matches not seen for 30 days (with their occurrences and filter links). */
 export async function pruneMatches(db: Db, now: Date): Promise<number> {
   const old = sql`(SELECT id FROM ct_matches WHERE last_matched_at < ${windowStart(now)})`;
-  const [, , deleted] = await db.batch([
+  const oldTyposquat = sql`(SELECT id FROM ct_typosquat_matches WHERE last_seen_at < ${windowStart(now)})`;
+  const [, , deleted, , deletedTyposquat] = await db.batch([
     db.delete(ctMatchOccurrences).where(sql`${ctMatchOccurrences.matchId} IN ${old}`),
     db.delete(ctMatchFilters).where(sql`${ctMatchFilters.matchId} IN ${old}`),
     db.delete(ctMatches).where(sql`${ctMatches.lastMatchedAt} < ${windowStart(now)}`),
+    db.delete(ctTyposquatOccurrences).where(sql`${ctTyposquatOccurrences.matchId} IN ${oldTyposquat}`),
+    db.delete(ctTyposquatMatches).where(sql`${ctTyposquatMatches.lastSeenAt} < ${windowStart(now)}`),
   ]);
-  return deleted.meta.changes;
+  return deleted.meta.changes + deletedTyposquat.meta.changes;
+}
+
+// ---- typosquatting matches ------------------------------------------------------------
+
+// Spelled out, as logCountOf: the subquery must name the outer table.
+const typosquatLogCountOf = sql<number>`(SELECT count(DISTINCT o.log_id) FROM ct_typosquat_occurrences o WHERE o.match_id = "ct_typosquat_matches"."id")`;
+
+type TyposquatRecord = typeof ctTyposquatMatches.$inferSelect;
+
+function typosquatRow(m: TyposquatRecord, filterPattern: string, logCount: number) {
+  const cert = m.cert as Record<string, any>;
+  return {
+    id: m.id,
+    sha256: m.sha256,
+    filter_id: m.filterId,
+    filter_pattern: filterPattern,
+    candidate_domain: m.candidateDomain,
+    certificate_name: m.certificateName,
+    evidence: m.evidence,
+    edit_distance: m.editDistance,
+    subject: String(cert.subject ?? ""),
+    issuer: String(cert.issuer ?? ""),
+    not_before: String(cert.not_before ?? ""),
+    not_after: String(cert.not_after ?? ""),
+    log_count: Number(logCount),
+    detected_at: m.detectedAt,
+    last_seen_at: m.lastSeenAt,
+  };
+}
+
+export async function listTyposquatMatches(db: Db, organizationId: number, q: PageQuery<(typeof TYPOSQUAT_MATCH_SORTS)[number]>, now: Date) {
+  const dir = q.sort_order === "asc" ? asc : desc;
+  const where = and(eq(ctTyposquatMatches.organizationId, organizationId), gte(ctTyposquatMatches.lastSeenAt, windowStart(now)));
+  const sortColumn: Record<(typeof TYPOSQUAT_MATCH_SORTS)[number], SQL | AnySQLiteColumn> = {
+    candidate_domain: ctTyposquatMatches.candidateDomain,
+    filter_pattern: ctFilters.pattern,
+    evidence: ctTyposquatMatches.evidenceKey,
+    log_count: typosquatLogCountOf,
+    detected_at: ctTyposquatMatches.detectedAt,
+  };
+  const [rows, total] = await Promise.all([
+    db
+      .select({ m: ctTyposquatMatches, pattern: ctFilters.pattern, logCount: typosquatLogCountOf })
+      .from(ctTyposquatMatches)
+      .innerJoin(ctFilters, eq(ctFilters.id, ctTyposquatMatches.filterId))
+      .where(where)
+      .orderBy(dir(sortColumn[q.sort_by]), dir(ctTyposquatMatches.id))
+      .limit(q.page_size)
+      .offset((q.page - 1) * q.page_size)
+      .all(),
+    db.select({ n: count() }).from(ctTyposquatMatches).where(where).get(),
+  ]);
+  return {
+    matches: rows.map((r) => typosquatRow(r.m, r.pattern, r.logCount)),
+    total: total?.n ?? 0,
+    page: q.page,
+    page_size: q.page_size,
+    sort_by: q.sort_by,
+    sort_order: q.sort_order,
+  };
+}
+
+/**
+ * One typosquatting match: the organization's row for (filter, candidate domain) whose certificate
+ * has this fingerprint (its first entry's, or any occurrence's: precertificate or final certificate).
+ */
+export async function typosquatMatchDetail(db: Db, organizationId: number, sha256: string, filterId: number, candidateDomain: string, now: Date) {
+  const fp = sha256.toLowerCase();
+  const domain = candidateDomain.trim().toLowerCase().replace(/\.$/, "");
+  const bySha = sql`(${ctTyposquatMatches.sha256} = ${fp} OR ${ctTyposquatMatches.id} IN (SELECT match_id FROM ct_typosquat_occurrences WHERE organization_id = ${organizationId} AND sha256 = ${fp}))`;
+  const found = await db
+    .select({ m: ctTyposquatMatches, pattern: ctFilters.pattern, logCount: typosquatLogCountOf })
+    .from(ctTyposquatMatches)
+    .innerJoin(ctFilters, eq(ctFilters.id, ctTyposquatMatches.filterId))
+    .where(
+      and(
+        eq(ctTyposquatMatches.organizationId, organizationId),
+        eq(ctTyposquatMatches.filterId, filterId),
+        eq(ctTyposquatMatches.candidateDomain, domain),
+        gte(ctTyposquatMatches.lastSeenAt, windowStart(now)),
+        bySha,
+      ),
+    )
+    .orderBy(asc(ctTyposquatMatches.id))
+    .get();
+  if (!found) throw notFound("Typosquatting match");
+  const occurrences = await db
+    .select()
+    .from(ctTyposquatOccurrences)
+    .where(eq(ctTyposquatOccurrences.matchId, found.m.id))
+    .orderBy(asc(ctTyposquatOccurrences.observedAt), asc(ctTyposquatOccurrences.id))
+    .all();
+  const { subject: _s, issuer: _i, not_before: _nb, not_after: _na, ...row } = typosquatRow(found.m, found.pattern, found.logCount);
+  return {
+    ...row,
+    cert: found.m.cert as any,
+    occurrences: occurrences.map((o) => ({ log_name: o.logName, log_id: o.logId, log_index: o.logIndex, sha256: o.sha256, is_precert: o.isPrecert, observed_at: o.observedAt })),
+  };
 }
 
 // ---- proposals ----------------------------------------------------------------------

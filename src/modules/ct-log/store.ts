@@ -16,7 +16,7 @@
  */
 import { and, eq, gte, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { ctFilters, ctMatchFilters, ctMatchOccurrences, ctMatches, ctProposals } from "../../db/schema";
+import { ctFilters, ctMatchFilters, ctMatchOccurrences, ctMatches, ctProposals, ctTyposquatMatches, ctTyposquatOccurrences } from "../../db/schema";
 import { isWildcardName } from "./cert/names";
 import { buildCtLogEvent, type CtEventRate, type CtLogEvent, type LogRef, type ObservedEntry } from "./ingest";
 
@@ -125,10 +125,63 @@ export async function commitObservations(db: Db, log: LogRef, observed: readonly
       }
     }
   }
+  statements.push(...typosquatStatements(db, log, observed));
   for (let i = 0; i < statements.length; i += STATEMENTS_PER_BATCH) {
     await db.batch(statements.slice(i, i + STATEMENTS_PER_BATCH) as [any, ...any[]]);
   }
   return statements.length;
+}
+
+function typosquatMatchIdOf(organizationId: number, filterId: number, candidateDomain: string, dedupKey: string) {
+  return sql`(SELECT id FROM ct_typosquat_matches WHERE organization_id = ${organizationId} AND filter_id = ${filterId} AND candidate_domain = ${candidateDomain} AND dedup_key = ${dedupKey})`;
+}
+
+/**
+ * Typosquatting matches: one row per (organization, filter, candidate domain, certificate dedup key),
+ * one occurrence per log entry. Upserts only, like the filter matches: a replayed range adds nothing.
+ */
+function typosquatStatements(db: Db, log: LogRef, observed: readonly ObservedEntry[]): any[] {
+  const statements: any[] = [];
+  for (const o of observed) {
+    for (const t of o.typosquats ?? []) {
+      statements.push(
+        db
+          .insert(ctTyposquatMatches)
+          .values({
+            organizationId: t.organizationId,
+            filterId: t.filterId,
+            candidateDomain: t.candidateDomain,
+            dedupKey: o.dedupKey,
+            sha256: o.sha256,
+            certificateName: t.name,
+            evidence: t.evidence,
+            evidenceKey: t.evidence.join(","),
+            editDistance: t.editDistance,
+            cert: o.cert as unknown as Record<string, unknown>,
+            detectedAt: o.observedAt,
+            lastSeenAt: o.observedAt,
+          })
+          .onConflictDoUpdate({
+            target: [ctTyposquatMatches.organizationId, ctTyposquatMatches.filterId, ctTyposquatMatches.candidateDomain, ctTyposquatMatches.dedupKey],
+            set: { lastSeenAt: sql`max(${ctTyposquatMatches.lastSeenAt}, excluded.last_seen_at)` },
+          }),
+        db
+          .insert(ctTyposquatOccurrences)
+          .values({
+            organizationId: t.organizationId,
+            matchId: typosquatMatchIdOf(t.organizationId, t.filterId, t.candidateDomain, o.dedupKey),
+            logId: log.logId,
+            logName: log.logName,
+            logIndex: o.logIndex,
+            sha256: o.sha256,
+            isPrecert: o.isPrecert,
+            observedAt: o.observedAt,
+          })
+          .onConflictDoNothing(),
+      );
+    }
+  }
+  return statements;
 }
 
 /** rate.* for a filter at `at`: certificates and entries matched in the hour up to `at` (all logs). */

@@ -1,0 +1,153 @@
+// End to end: a typosquat-enabled filter `paypal.com`; certificates naming paypa1.com and
+// paypal-login.com are appended to a fixture RFC 6962 log (x509 entries, self-signed by
+// the test with @peculiar/asn1-x509 over WebCrypto); the Cron Trigger, fired through the
+// Worker's scheduled handler, has the log's CtLogCursor read them; the typosquatting
+// endpoints show them with their evidence. Another organization gets 404; disabling
+// typosquatting stops detection at the next batch.
+import { AsnConvert, OctetString } from "@peculiar/asn1-schema";
+import { ECDSASigValue } from "@peculiar/asn1-ecc";
+import {
+  AlgorithmIdentifier, AttributeTypeAndValue, AttributeValue, Certificate, Extension, Extensions, GeneralName, Name, RelativeDistinguishedName,
+  SubjectAlternativeName, SubjectPublicKeyInfo, TBSCertificate, Validity, Version, id_ce_subjectAltName,
+} from "@peculiar/asn1-x509";
+import { describe, expect, it } from "vitest";
+import { call, expectError, signup } from "../helpers";
+import { createLog, cronAndWait, dohZone, logKey, postJson, publishLogList, runCron, uid, waitForPosition } from "./ingest-helpers";
+
+const ECDSA_WITH_SHA256 = "1.2.840.10045.4.3.2";
+
+/** A self-signed ECDSA P-256 certificate naming `names` (CN = the first); returns base64 DER and its SHA-256 hex. */
+async function certificate(names: string[]): Promise<{ b64: string; sha256: string }> {
+  const keys = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  const spki = AsnConvert.parse(new Uint8Array((await crypto.subtle.exportKey("spki", keys.publicKey)) as ArrayBuffer), SubjectPublicKeyInfo);
+  const name = new Name([new RelativeDistinguishedName([new AttributeTypeAndValue({ type: "2.5.4.3", value: new AttributeValue({ utf8String: names[0] }) })])]);
+  const serial = crypto.getRandomValues(new Uint8Array(8));
+  serial[0] &= 0x7f;
+  const tbs = new TBSCertificate({
+    version: Version.v3,
+    serialNumber: serial.buffer as ArrayBuffer,
+    signature: new AlgorithmIdentifier({ algorithm: ECDSA_WITH_SHA256 }),
+    issuer: name,
+    validity: new Validity({ notBefore: new Date(Date.now() - 3600_000), notAfter: new Date(Date.now() + 30 * 86400_000) }),
+    subject: name,
+    subjectPublicKeyInfo: spki,
+    extensions: new Extensions([
+      new Extension({
+        extnID: id_ce_subjectAltName,
+        critical: false,
+        extnValue: new OctetString(AsnConvert.serialize(new SubjectAlternativeName(names.map((dNSName) => new GeneralName({ dNSName }))))),
+      }),
+    ]),
+  });
+  const tbsDer = AsnConvert.serialize(tbs);
+  const raw = new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, keys.privateKey, tbsDer));
+  const sig = AsnConvert.serialize(new ECDSASigValue({ r: raw.slice(0, 32).buffer, s: raw.slice(32).buffer }));
+  const cert = new Certificate({ tbsCertificate: tbs, signatureAlgorithm: new AlgorithmIdentifier({ algorithm: ECDSA_WITH_SHA256 }), signatureValue: sig });
+  const der = new Uint8Array(AsnConvert.serialize(cert));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", der));
+  return { b64: btoa(String.fromCharCode(...der)), sha256: Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("") };
+}
+
+describe("typosquatting end to end", () => {
+  it("stores lookalikes of a protected filter seen through the Cron Trigger and serves them", async () => {
+    const id = uid();
+    const log = `t${id}`;
+    await createLog(log, { from: "pilot", size: 2, leafIndexExtension: false });
+    const list = await publishLogList(`tl${id}`, [{ log, protocol: "rfc6962" }]);
+    const config = { ...list, CT_BATCH_SIZE: "64", DOH_RESOLVER_URLS: await dohZone(`tz${id}`, []) };
+    const key = await logKey(log);
+
+    const a = await signup("Typo A");
+    const b = await signup("Typo B");
+    const f = await call("POST", "/api/ct-log/filters", { token: a.session, body: { pattern: "paypal.com", match_type: "wide", typosquat_enabled: true } });
+    expect(f.status).toBe(201);
+    // An ineligible filter cannot be protected.
+    const bad = await call("POST", "/api/ct-log/filters", { token: a.session, body: { pattern: "*.paypal.com", match_type: "wide", typosquat_enabled: true } });
+    await expectError(bad, 400, "typosquat_ineligible");
+
+    // First run: the cursor starts at the log's end (2 pilot entries, no lookalikes).
+    const [s0] = await cronAndWait(config, [key.log_id_b64]);
+    expect(s0).toMatchObject({ position: 2, lastError: null });
+
+    const lookalike = await certificate(["paypa1.com", "www.paypa1.com"]);
+    const login = await certificate(["paypal-login.com"]);
+    const genuine = await certificate(["www.paypal.com", "paypal.com"]);
+    const unrelated = await certificate(["example.org"]);
+    await postJson(`/ctlog/${log}/__control/entries`, { certificates: [lookalike.b64, genuine.b64, login.b64, unrelated.b64] });
+    await runCron(config);
+    await waitForPosition(key.log_id_b64, 6);
+
+    const r = await call("GET", "/api/ct-log/typosquatting/matches", { token: a.session });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ total: 2, page: 1, page_size: 20, sort_by: "detected_at", sort_order: "desc" });
+    const byDomain = Object.fromEntries(r.body.matches.map((m: any) => [m.candidate_domain, m]));
+    expect(byDomain["paypa1.com"]).toMatchObject({
+      sha256: lookalike.sha256,
+      filter_id: f.body.id,
+      filter_pattern: "paypal.com",
+      certificate_name: "paypa1.com",
+      evidence: ["confusable"],
+      edit_distance: null,
+      log_count: 1,
+      subject: "paypa1.com",
+    });
+    expect(byDomain["paypal-login.com"]).toMatchObject({ sha256: login.sha256, certificate_name: "paypal-login.com", evidence: ["affix"], edit_distance: null });
+    expect(byDomain["paypal-login.com"].not_after > byDomain["paypal-login.com"].not_before).toBe(true);
+    // The genuine certificate is a plain CT match, not a lookalike.
+    expect((await call("GET", "/api/ct-log/matches", { token: a.session })).body.total).toBe(1);
+
+    // Detail: by fingerprint, filter and candidate domain.
+    const detailPath = `/api/ct-log/typosquatting/matches/${lookalike.sha256}?filter_id=${f.body.id}&candidate_domain=paypa1.com`;
+    const d = await call("GET", detailPath, { token: a.session });
+    expect(d.status).toBe(200);
+    expect(d.body).toMatchObject({ candidate_domain: "paypa1.com", evidence: ["confusable"], log_count: 1, certificate_name: "paypa1.com" });
+    expect(d.body.cert).toMatchObject({ sha256: lookalike.sha256, dns_names: ["paypa1.com", "www.paypa1.com"], is_precert: false, log_index: 2 });
+    expect(d.body.occurrences).toEqual([expect.objectContaining({ log_index: 2, sha256: lookalike.sha256, is_precert: false })]);
+    // Another organization, another candidate or another filter: 404.
+    await expectError(await call("GET", detailPath, { token: b.session }), 404, "not_found");
+    await expectError(await call("GET", detailPath.replace("candidate_domain=paypa1.com", "candidate_domain=paypal-login.com"), { token: a.session }), 404, "not_found");
+    await expectError(await call("GET", detailPath.replace(`filter_id=${f.body.id}`, `filter_id=${f.body.id + 1000}`), { token: a.session }), 404, "not_found");
+    expect((await call("GET", "/api/ct-log/typosquatting/matches", { token: b.session })).body.total).toBe(0);
+    // Validation.
+    await expectError(await call("GET", `/api/ct-log/typosquatting/matches/${lookalike.sha256}?candidate_domain=paypa1.com`, { token: a.session }), 400, "validation_error");
+    await expectError(await call("GET", `/api/ct-log/typosquatting/matches/${lookalike.sha256}?filter_id=${f.body.id}`, { token: a.session }), 400, "validation_error");
+    await expectError(await call("GET", `/api/ct-log/typosquatting/matches/nothex?filter_id=1&candidate_domain=x.com`, { token: a.session }), 400, "validation_error");
+    for (const q of ["page=0", "page_size=0", "page_size=101", "sort_by=matched_at", "sort_order=up"]) {
+      await expectError(await call("GET", `/api/ct-log/typosquatting/matches?${q}`, { token: a.session }), 400, "validation_error");
+    }
+    // Paging and sorting.
+    const asc = await call("GET", "/api/ct-log/typosquatting/matches?sort_by=candidate_domain&sort_order=asc&page_size=1", { token: a.session });
+    expect(asc.body).toMatchObject({ total: 2, page_size: 1, sort_by: "candidate_domain", sort_order: "asc" });
+    expect(asc.body.matches.map((m: any) => m.candidate_domain)).toEqual(["paypa1.com"]);
+    const page2 = await call("GET", "/api/ct-log/typosquatting/matches?sort_by=candidate_domain&sort_order=asc&page_size=1&page=2", { token: a.session });
+    expect(page2.body.matches.map((m: any) => m.candidate_domain)).toEqual(["paypal-login.com"]);
+    const byEvidence = await call("GET", "/api/ct-log/typosquatting/matches?sort_by=evidence&sort_order=asc", { token: a.session });
+    expect(byEvidence.body.matches.map((m: any) => m.evidence[0])).toEqual(["affix", "confusable"]);
+
+    // Typosquatting off: the next batch detects nothing more for this filter.
+    expect((await call("PUT", `/api/ct-log/filters/${f.body.id}`, { token: a.session, body: { typosquat_enabled: false } })).status).toBe(200);
+    const later = await certificate(["paypal-secure.com"]);
+    await postJson(`/ctlog/${log}/__control/entries`, { certificates: [later.b64] });
+    await runCron(config);
+    await waitForPosition(key.log_id_b64, 7);
+    expect((await call("GET", "/api/ct-log/typosquatting/matches", { token: a.session })).body.total).toBe(2);
+    // On again, then deleted: a deleted filter stops at once too.
+    expect((await call("PUT", `/api/ct-log/filters/${f.body.id}`, { token: a.session, body: { typosquat_enabled: true } })).status).toBe(200);
+    const again = await certificate(["paypal-secure.net"]);
+    await postJson(`/ctlog/${log}/__control/entries`, { certificates: [again.b64] });
+    await runCron(config);
+    await waitForPosition(key.log_id_b64, 8);
+    const three = await call("GET", "/api/ct-log/typosquatting/matches?sort_by=candidate_domain&sort_order=asc", { token: a.session });
+    expect(three.body.matches.map((m: any) => [m.candidate_domain, m.evidence])).toEqual([
+      ["paypa1.com", ["confusable"]],
+      ["paypal-login.com", ["affix"]],
+      ["paypal-secure.net", ["tld_change", "affix"]],
+    ]);
+    expect((await call("DELETE", `/api/ct-log/filters/${f.body.id}`, { token: a.session })).status).toBe(200);
+    const gone = await certificate(["paypal-verify.com"]);
+    await postJson(`/ctlog/${log}/__control/entries`, { certificates: [gone.b64] });
+    await runCron(config);
+    await waitForPosition(key.log_id_b64, 9);
+    expect((await call("GET", "/api/ct-log/typosquatting/matches", { token: a.session })).body.total).toBe(3);
+  });
+});
