@@ -43,7 +43,7 @@ setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
 
 const here = dirname(fileURLToPath(import.meta.url));
-const tileDir = join(here, "../../shared/data/ct/static-ct/navigli2025h2/tile/data");
+const tileDir = join(process.env.TRUST_PLANE_SHARED_DATA ?? join(here, "../../shared/data"), "ct/static-ct/navigli2025h2/tile/data");
 const tiles = ["000", "001", "002", "003"].map((t) => new Uint8Array(readFileSync(join(tileDir, t))));
 const ENTRIES_PER_PASS = 1024;
 

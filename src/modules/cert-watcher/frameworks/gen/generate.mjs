@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const dataDir = process.argv[2] ?? process.env.TLS_DATA_DIR ?? "/work/shared/data/tls";
+const dataDir = process.argv[2] ?? process.env.TLS_DATA_DIR ?? new URL("../../../../../../shared/data/tls", import.meta.url).pathname;
 const outDir = join(here, "..");
 
 /** RFC 4180 CSV: quoted cells may contain commas and newlines (the IANA exports do). */

@@ -22,7 +22,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const dir = process.argv[2] ?? "/work/shared/data/ct/unicode/17.0.0";
+const dir = process.argv[2] ?? new URL("../../../../../../shared/data/ct/unicode/17.0.0", import.meta.url).pathname;
 const out = join(dirname(fileURLToPath(import.meta.url)), "..", "unicode-tables.generated.ts");
 
 function rows(file) {
