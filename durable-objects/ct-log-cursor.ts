@@ -341,7 +341,9 @@ export class CtLogCursor extends DurableObject<Bindings> {
     const key = `${log.protocol} ${log.readUrl} ${log.key} ${options.batchSize}`;
     if (this.client?.key === key) return this.client.client;
     const publicKey = await importLogPublicKey(log.key);
-    const politeness = { maxRetries: 3, baseBackoffMs: 500, maxBackoffMs: 10_000, timeoutMs: 20_000 };
+    // 429/5xx/timeouts are retried within the run; an unreachable host (DNS, refused)
+    // is left to the cursor's own backoff across runs instead of being hammered now.
+    const politeness = { maxRetries: 3, maxNetworkRetries: 0, baseBackoffMs: 500, maxBackoffMs: 10_000, timeoutMs: 20_000 };
     const client: LogClient =
       log.protocol === "static-ct"
         ? new StaticCtClient({

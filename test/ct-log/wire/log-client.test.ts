@@ -257,3 +257,32 @@ describe("politeness", () => {
     expect(parseRetryAfter(null, 0)).toBeUndefined();
   });
 });
+
+describe("PoliteFetcher: unreachable hosts", () => {
+  it("with maxNetworkRetries 0, a connection failure is not retried; a timeout or 503 still is", async () => {
+    const slept: number[] = [];
+    let calls = 0;
+    const refused = new PoliteFetcher({
+      maxRetries: 3,
+      maxNetworkRetries: 0,
+      sleep: async (ms) => void slept.push(ms),
+      fetch: async () => {
+        calls++;
+        throw new TypeError("internal error; DNS lookup failed");
+      },
+    });
+    await expect(refused.fetch("https://unreachable.example/ct/v1/get-sth")).rejects.toThrow(/after 1 attempts/);
+    expect(calls).toBe(1);
+    expect(slept).toEqual([]);
+
+    let answers = 0;
+    const busy = new PoliteFetcher({
+      maxRetries: 3,
+      maxNetworkRetries: 0,
+      sleep: async () => undefined,
+      fetch: async () => new Response("busy", { status: ++answers < 3 ? 503 : 200 }),
+    });
+    expect((await busy.fetch("https://log.example/ct/v1/get-sth")).status).toBe(200);
+    expect(answers).toBe(3);
+  });
+});

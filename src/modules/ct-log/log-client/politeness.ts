@@ -20,6 +20,12 @@ export interface PolitenessOptions {
   requestsPerSecond?: number;
   /** Retries after the first attempt (default 5). */
   maxRetries?: number;
+  /**
+   * Retries after a failure with no HTTP answer other than a timeout (DNS lookup
+   * failed, connection refused): default maxRetries. An unreachable host stays
+   * unreachable for a while, so a caller with its own backoff across runs sets 0.
+   */
+  maxNetworkRetries?: number;
   /** First backoff step (default 1000 ms), doubled per attempt. */
   baseBackoffMs?: number;
   /** Cap of a backoff step and of an honoured Retry-After (default 60 000 ms). */
@@ -56,6 +62,7 @@ export class PoliteFetcher {
     this.opts = {
       requestsPerSecond: opts.requestsPerSecond ?? 0,
       maxRetries: opts.maxRetries ?? 5,
+      maxNetworkRetries: opts.maxNetworkRetries ?? opts.maxRetries ?? 5,
       baseBackoffMs: opts.baseBackoffMs ?? 1000,
       maxBackoffMs: opts.maxBackoffMs ?? 60_000,
       timeoutMs: opts.timeoutMs ?? 30_000,
@@ -106,6 +113,7 @@ export class PoliteFetcher {
   async fetch(url: string, init?: RequestInit): Promise<Response> {
     let lastError = "";
     let lastStatus = 0;
+    let networkFailures = 0;
     for (let attempt = 0; ; attempt++) {
       await this.throttle();
       let delay: number | undefined;
@@ -119,8 +127,9 @@ export class PoliteFetcher {
       } catch (err) {
         lastStatus = 0;
         lastError = (err as Error).message || String(err);
+        if (!lastError.startsWith("timeout after")) networkFailures++;
       }
-      if (attempt >= this.opts.maxRetries) {
+      if (attempt >= this.opts.maxRetries || networkFailures > this.opts.maxNetworkRetries) {
         throw new LogHttpError(url, lastStatus, `${lastError} from ${url} after ${attempt + 1} attempts`);
       }
       await this.opts.sleep(delay ?? this.backoffDelay(attempt));
