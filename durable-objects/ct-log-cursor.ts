@@ -60,8 +60,8 @@ export interface CursorOptions {
   dohResolverUrls: string[];
   /** Entries per run before yielding to the alarm (default 16 batches). */
   maxEntriesPerRun?: number;
-  /** First runs of newly seen logs are spread over this window (CT_FIRST_RUN_SPREAD_SECONDS). */
-  firstRunSpreadMs?: number;
+  /** Each log's runs start at a stable offset within this window after a poke (CT_POLL_SPREAD_SECONDS). */
+  pollSpreadMs?: number;
 }
 
 export interface CursorStatus {
@@ -112,11 +112,11 @@ const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_MAX_MS = 3600_000;
 /** While a backlog remains, the alarm brings the cursor back this soon. */
 const BACKLOG_ALARM_MS = 1_000;
-/** First runs of newly seen logs are spread over this window. */
-const FIRST_RUN_SPREAD_MS = 60_000;
+/** Default window over which the logs' runs are spread after each poke. */
+const POLL_SPREAD_MS = 30_000;
 
 /** A stable delay in [0, spreadMs) from the log id (base64 of SHA-256). */
-export function firstRunDelayMs(logId: string, spreadMs: number): number {
+export function pollOffsetMs(logId: string, spreadMs: number): number {
   if (spreadMs <= 0) return 0;
   let h = 0;
   for (let i = 0; i < logId.length; i++) h = (h * 31 + logId.charCodeAt(i)) >>> 0;
@@ -144,11 +144,10 @@ export class CtLogCursor extends DurableObject<Bindings> {
 
   /** Called by the Cron job every run: remembers the log and options, then reads what is due. */
   async poke(log: CtLogDescriptor, options: CursorOptions, nowMs: number = Date.now()): Promise<CursorStatus> {
-    const firstPoke = !this.load().log;
     this.put({ log, options, clock: nowMs });
-    // A newly seen log starts after a delay derived from its id, spread over a minute:
-    // a fresh deployment (or the first run offline) does not open every log at once.
-    const at = Date.now() + (firstPoke ? firstRunDelayMs(log.logId, options.firstRunSpreadMs ?? FIRST_RUN_SPREAD_MS) : 0);
+    // Each log reads at its own stable offset after the Cron run (derived from its id),
+    // so the logs of a deployment do not all open connections in the same instant.
+    const at = Date.now() + pollOffsetMs(log.logId, options.pollSpreadMs ?? POLL_SPREAD_MS);
     const alarm = await this.ctx.storage.getAlarm();
     if (alarm === null || alarm > at) await this.ctx.storage.setAlarm(at);
     return this.currentStatus(this.load());

@@ -32,7 +32,7 @@ export interface Bindings {
   SCAN_INTERVAL_SECONDS?: string;
   CT_START_POSITION?: string;
   CT_BATCH_SIZE?: string;
-  CT_FIRST_RUN_SPREAD_SECONDS?: string;
+  CT_POLL_SPREAD_SECONDS?: string;
   RATE_LIMIT_ORG_PER_MINUTE?: string;
   RATE_LIMIT_TOKEN_PER_MINUTE?: string;
   RATE_LIMIT_ANONYMOUS_PER_MINUTE?: string;
@@ -61,8 +61,8 @@ export interface Config {
   scanIntervalSeconds: number;
   ctStartPosition: "end" | "start";
   ctBatchSize: number;
-  /** A newly seen log's first read is delayed by up to this much (spreads a fresh start). */
-  ctFirstRunSpreadSeconds: number;
+  /** Each log reads at a stable offset within this window after a Cron run (spreads connections). */
+  ctPollSpreadSeconds: number;
   rateLimit: { orgPerMinute: number; tokenPerMinute: number; anonymousPerMinute: number };
   /** base64 AES-256 key sealing channel secrets; empty = built-in development key. */
   secretsKey: string;
@@ -103,7 +103,7 @@ export function loadConfig(env: Bindings): Config {
     scanIntervalSeconds: int(env.SCAN_INTERVAL_SECONDS, 3600),
     ctStartPosition: env.CT_START_POSITION === "start" ? "start" : "end",
     ctBatchSize: int(env.CT_BATCH_SIZE, 256, 1),
-    ctFirstRunSpreadSeconds: int(env.CT_FIRST_RUN_SPREAD_SECONDS, 60, 0, 3600),
+    ctPollSpreadSeconds: int(env.CT_POLL_SPREAD_SECONDS, 30, 0, 55),
     rateLimit: {
       orgPerMinute: int(env.RATE_LIMIT_ORG_PER_MINUTE, 1200, 1),
       tokenPerMinute: int(env.RATE_LIMIT_TOKEN_PER_MINUTE, 600, 1),

@@ -62,8 +62,8 @@ export function advance(minutes: number): number {
 /** Fires the Cron Trigger through the Worker's scheduled handler and waits for it. */
 export async function runCron(overrides: Record<string, string>, scheduledTime = advance(0.05)) {
   const ctx = createExecutionContext();
-  // New logs are read at once in tests (production spreads their first runs over a minute).
-  const testEnv = { ...(env as any), CT_FIRST_RUN_SPREAD_SECONDS: "0", ...overrides };
+  // Logs are read at once in tests (production spreads their runs over the minute).
+  const testEnv = { ...(env as any), CT_POLL_SPREAD_SECONDS: "0", ...overrides };
   await worker.scheduled(createScheduledController({ scheduledTime, cron: "* * * * *" }), testEnv, ctx);
   await waitOnExecutionContext(ctx);
 }

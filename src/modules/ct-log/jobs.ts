@@ -23,7 +23,7 @@ export function cursorOptions(config: Config): CursorOptions {
     dohResolverUrls: config.dohResolverUrls,
     // Four fetches per run, then the cursor's alarm continues (1 s later) while a backlog remains.
     maxEntriesPerRun: config.ctBatchSize * 4,
-    firstRunSpreadMs: config.ctFirstRunSpreadSeconds * 1000,
+    pollSpreadMs: config.ctPollSpreadSeconds * 1000,
   };
 }
 
