@@ -85,15 +85,9 @@ export const ctMatches = sqliteTable(
   ],
 );
 
-/** One log entry of a match: (log, index) is the idempotency key of ingestion. */
-export const ctMatchOccurrences = sqliteTable(
-  "ct_match_occurrences",
-  {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
-    matchId: integer("match_id")
-      .notNull()
-      .references(() => ctMatches.id, { onDelete: "cascade" }),
+/** Where and how one CT log entry of a match was seen (both kinds of occurrence). */
+function logEntryColumns() {
+  return {
     /** base64 LogID. */
     logId: text("log_id").notNull(),
     /** The log's description in the log list (cert.log_name). */
@@ -103,6 +97,19 @@ export const ctMatchOccurrences = sqliteTable(
     sha256: text("sha256").notNull(),
     isPrecert: integer("is_precert", { mode: "boolean" }).notNull(),
     observedAt: text("observed_at").notNull(),
+  };
+}
+
+/** One log entry of a match: (log, index) is the idempotency key of ingestion. */
+export const ctMatchOccurrences = sqliteTable(
+  "ct_match_occurrences",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    matchId: integer("match_id")
+      .notNull()
+      .references(() => ctMatches.id, { onDelete: "cascade" }),
+    ...logEntryColumns(),
     /** The cert.* fields of the CT event for this entry. */
     cert: text("cert", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     /** The caa.* fields evaluated when this entry was observed. */
@@ -195,12 +202,7 @@ export const ctTyposquatOccurrences = sqliteTable(
     matchId: integer("match_id")
       .notNull()
       .references(() => ctTyposquatMatches.id, { onDelete: "cascade" }),
-    logId: text("log_id").notNull(),
-    logName: text("log_name").notNull(),
-    logIndex: integer("log_index").notNull(),
-    sha256: text("sha256").notNull(),
-    isPrecert: integer("is_precert", { mode: "boolean" }).notNull(),
-    observedAt: text("observed_at").notNull(),
+    ...logEntryColumns(),
   },
   (t) => [
     uniqueIndex("ct_typosquat_occ_unique").on(t.matchId, t.logId, t.logIndex),
