@@ -6,6 +6,8 @@
  * Without SECRETS_KEY a built-in development key is used (and said so in the
  * README): fine on a laptop, wrong in production.
  */
+import { toHex } from "./secrets";
+
 const DEV_KEY_B64 = "dHJ1c3QtcGxhbmUtZGV2ZWxvcG1lbnQta2V5LTMyYiE="; // "trust-plane-development-key-32b!"
 
 const keys = new Map<string, Promise<CryptoKey>>();
@@ -49,5 +51,5 @@ export async function unseal(secretsKey: string | undefined, sealed: string): Pr
 export async function hmacSha256Hex(secret: string, message: string): Promise<string> {
   const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const sig = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message)));
-  return [...sig].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(sig);
 }

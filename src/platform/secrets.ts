@@ -77,9 +77,13 @@ export function parseSecret(value: string): SecretKind | null {
   return (Object.keys(SECRET_KINDS) as SecretKind[]).find((k) => SECRET_KINDS[k] === prefix) ?? null;
 }
 
-export async function hashSecret(value: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));
-  return toHex(new Uint8Array(digest));
+/** Lowercase hex SHA-256 of the UTF-8 text (WebCrypto: workerd and Node alike). */
+export async function sha256Hex(text: string): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
+}
+
+export function hashSecret(value: string): Promise<string> {
+  return sha256Hex(value);
 }
 
 export function toHex(bytes: Uint8Array): string {

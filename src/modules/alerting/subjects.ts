@@ -3,6 +3,7 @@
  * throttling subject), a one-line summary for history and messages, and a stable
  * event id for de-duplication.
  */
+import { sha256Hex } from "../../platform/secrets";
 import type { ModuleName } from "./cel/variables";
 
 type Ev = Record<string, any>;
@@ -57,6 +58,5 @@ export function stableStringify(value: unknown): string {
 /** The event's own `event_id` when it has one, else SHA-256 of its canonical JSON. */
 export async function eventId(module: ModuleName, e: Ev): Promise<string> {
   if (typeof e.event_id === "string" && e.event_id) return e.event_id;
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${module}\n${stableStringify(e)}`));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return sha256Hex(`${module}\n${stableStringify(e)}`);
 }

@@ -36,6 +36,7 @@
  * `handle`s and vendor members (`fred_nsset`), because they describe the
  * registration and change only when it does.
  */
+import { sha256Hex } from "../../platform/secrets";
 import { canonicalInstant, LAST_RDAP_UPDATE_EVENT, type JsonObject, type JsonValue } from "./rdap-json";
 
 /** Members dropped from the canonical form at any depth (see module comment). */
@@ -171,17 +172,12 @@ export function canonicalize(rdapJson: unknown): JsonValue {
   return canonicalValue(plain);
 }
 
-function hex(bytes: ArrayBuffer): string {
-  return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /** SHA-256 (hex) of the UTF-8 canonical JSON of the canonical form: the snapshot identity. */
 export async function snapshotHash(rdapJson: unknown): Promise<string> {
-  const text = canonicalJson(canonicalize(rdapJson));
-  return hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return sha256Hex(canonicalJson(canonicalize(rdapJson)));
 }
 
 /** SHA-256 (hex) of the exact stored text, to store each distinct body once. */
-export async function contentHash(text: string): Promise<string> {
-  return hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+export function contentHash(text: string): Promise<string> {
+  return sha256Hex(text);
 }

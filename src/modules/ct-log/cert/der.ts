@@ -11,6 +11,11 @@
  * `DerError` on garbage; callers never see a RangeError or an out-of-bounds read.
  */
 
+import { toHex } from "../wire/bytes";
+
+/** Re-exported for the certificate parsers (one hex encoder in the module). */
+export { toHex };
+
 /** Typed fault for malformed or truncated DER. */
 export class DerError extends Error {
   override readonly name = "DerError";
@@ -132,15 +137,6 @@ export function oidEquals(buf: Uint8Array, el: DerElement, oidBytes: Uint8Array)
   return true;
 }
 
-const HEX: string[] = [];
-for (let i = 0; i < 256; i++) HEX.push(i.toString(16).padStart(2, "0"));
-
-/** Lowercase hex of a byte range. */
-export function toHex(buf: Uint8Array, start = 0, end = buf.length): string {
-  let s = "";
-  for (let i = start; i < end; i++) s += HEX[buf[i]];
-  return s;
-}
 
 /** Latin-1 decoding of a byte range: one char per byte, never fails. */
 export function latin1(buf: Uint8Array, start: number, end: number): string {

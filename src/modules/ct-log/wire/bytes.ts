@@ -140,10 +140,13 @@ export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-const HEX = "0123456789abcdef";
-export function toHex(b: Uint8Array): string {
+const HEX: string[] = [];
+for (let i = 0; i < 256; i++) HEX.push(i.toString(16).padStart(2, "0"));
+
+/** Lowercase hex of a byte range. */
+export function toHex(buf: Uint8Array, start = 0, end = buf.length): string {
   let s = "";
-  for (let i = 0; i < b.length; i++) s += HEX[b[i] >> 4] + HEX[b[i] & 15];
+  for (let i = start; i < end; i++) s += HEX[buf[i]];
   return s;
 }
 export function fromHex(s: string): Uint8Array {
