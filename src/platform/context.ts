@@ -50,7 +50,3 @@ export function principalOf(c: AppContext): Principal {
   if (!p) throw c.get("authFailure") ?? unauthorized();
   return p;
 }
-
-/** Lets a clock be injected (tests pass one; production uses wall time). */
-export type Clock = () => Date;
-export const systemClock: Clock = () => new Date();

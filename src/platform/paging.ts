@@ -39,8 +39,6 @@ export function pageQuery(opts: { defaultPageSize: number; maxPageSize?: number 
   });
 }
 
-/** A positive integer id in a path. */
-export const idParam = (name: string) =>
-  z.object({
-    [name]: z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 }),
-  });
+/** A positive integer id path parameter, e.g. `z.object({ list_id: pathId("list_id") })`. */
+export const pathId = (name: string) =>
+  z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { TIERS } from "../../platform/quotas";
-import { limitOffsetQuery } from "../../platform/paging";
+import { limitOffsetQuery, pathId } from "../../platform/paging";
 
 export const RoleRequest = z.object({
   module_name: z.string().openapi({ example: "rdap" }),
@@ -107,7 +107,5 @@ export const OutboxList = z
   })
   .openapi("MailOutbox");
 
-const pathId = (name: string) =>
-  z.object({ [name]: z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 2 }) });
-export const UserIdParam = pathId("user_id") as z.ZodObject<{ user_id: z.ZodCoercedNumber<unknown> }>;
-export const InvitationIdParam = pathId("invitation_id") as z.ZodObject<{ invitation_id: z.ZodCoercedNumber<unknown> }>;
+export const UserIdParam = z.object({ user_id: pathId("user_id") });
+export const InvitationIdParam = z.object({ invitation_id: pathId("invitation_id") });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { SEVERITIES } from "./service";
-import { limitOffsetQuery } from "../../platform/paging";
+import { limitOffsetQuery, pathId } from "../../platform/paging";
 
 export const RuleBody = z
   .object({
@@ -116,7 +116,6 @@ export const ChannelList = z.object({ channels: z.array(Channel) });
 export const ChannelCreated = z.object({ id: z.number().int(), message: z.string(), secret: z.string().optional().openapi({ description: "webhook signing secret, shown only here" }) });
 export const ChannelTestResult = z.object({ delivered: z.boolean(), status: z.number().int().nullable(), error: z.string().nullable() });
 
-const id = (name: string) => z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 });
-export const RuleIdParam = z.object({ rule_id: id("rule_id") });
-export const TemplateIdParam = z.object({ template_id: id("template_id") });
-export const ChannelIdParam = z.object({ channel_id: id("channel_id") });
+export const RuleIdParam = z.object({ rule_id: pathId("rule_id") });
+export const TemplateIdParam = z.object({ template_id: pathId("template_id") });
+export const ChannelIdParam = z.object({ channel_id: pathId("channel_id") });

@@ -1,16 +1,15 @@
 /** Request and response schemas of /api/cert-watcher (spec "Certificate deployment", ADDENDUM 9). */
 import { z } from "@hono/zod-openapi";
 import { CERT_STARTTLS_PROTOCOLS } from "../../db/schema/cert-watcher";
-import { limitOffsetQuery, pageQuery } from "../../platform/paging";
+import { limitOffsetQuery, pageQuery, pathId } from "../../platform/paging";
 import { CIPHER_STATUSES, PROTOCOL_STATUSES, VALIDATION_STATUSES, VALIDITY_STATUSES } from "./indicators";
 import { ScanResultInput } from "./scan-result";
 
 export { ScanResultInput };
 
-const id = (name: string) => z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 });
-export const MonitorIdParam = z.object({ monitor_id: id("monitor_id") });
-export const TargetIdParam = z.object({ monitor_id: id("monitor_id"), target_id: id("target_id") });
-export const AgentIdParam = z.object({ agent_id: id("agent_id") });
+export const MonitorIdParam = z.object({ monitor_id: pathId("monitor_id") });
+export const TargetIdParam = z.object({ monitor_id: pathId("monitor_id"), target_id: pathId("target_id") });
+export const AgentIdParam = z.object({ agent_id: pathId("agent_id") });
 
 export const Message = z.object({ message: z.string() });
 

@@ -1,10 +1,9 @@
 /** Request/response schemas of the CT log endpoints (spec "CT log", ADDENDUM 1, 11). */
 import { z } from "@hono/zod-openapi";
-import { pageQuery, sortOrder } from "../../platform/paging";
+import { pageQuery, pathId, sortOrder } from "../../platform/paging";
 
-const id = (name: string) => z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 });
-export const FilterIdParam = z.object({ filter_id: id("filter_id") });
-export const ProposalIdParam = z.object({ proposal_id: id("proposal_id") });
+export const FilterIdParam = z.object({ filter_id: pathId("filter_id") });
+export const ProposalIdParam = z.object({ proposal_id: pathId("proposal_id") });
 export const Sha256Param = z.object({
   sha256: z
     .string()

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { pathId } from "../../platform/paging";
 
 const entries = z.array(z.string().max(300)).max(1000);
 
@@ -39,6 +40,5 @@ export const Success = z.object({ success: z.literal(true), message: z.string() 
 export const AddEntriesResponse = Success.extend({ entries: z.array(ListEntry) });
 export const ReplaceEntriesResponse = Success.extend({ entry_count: z.number().int() });
 
-const id = (name: string) => z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 });
-export const ListIdParam = z.object({ list_id: id("list_id") });
-export const EntryIdParam = z.object({ list_id: id("list_id"), entry_id: id("entry_id") });
+export const ListIdParam = z.object({ list_id: pathId("list_id") });
+export const EntryIdParam = z.object({ list_id: pathId("list_id"), entry_id: pathId("entry_id") });

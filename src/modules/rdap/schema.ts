@@ -1,6 +1,6 @@
 /** Request and response schemas of the RDAP endpoints (spec "RDAP", "RDAP monitor"). */
 import { z } from "@hono/zod-openapi";
-import { limitOffsetQuery, sortOrder } from "../../platform/paging";
+import { limitOffsetQuery, pathId, sortOrder } from "../../platform/paging";
 import { RDAP_CHECK_STATUSES } from "../../db/schema/rdap";
 
 export const MONITOR_SORT = ["domain_name", "tld", "enabled", "last_checked_at", "created_at"] as const;
@@ -58,7 +58,7 @@ export const UpdateMonitor = z
 export const Message = z.object({ message: z.string() }).openapi("RdapMessage");
 
 export const MonitorIdParam = z.object({
-  monitor_id: z.coerce.number().int().positive().openapi({ param: { name: "monitor_id", in: "path" }, example: 1 }),
+  monitor_id: pathId("monitor_id"),
 });
 export const DomainParam = z.object({
   domain: z.string().min(1).max(300).openapi({ param: { name: "domain", in: "path" }, example: "example.com" }),

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { pathId } from "../../platform/paging";
 import { MAX_VALIDITY_DAYS } from "./service";
 
 export const CreateTokenRequest = z
@@ -48,5 +49,5 @@ export const OrgTokenList = z
 export const RevokeResponse = z.object({ message: z.string(), revoked_at: z.string() });
 export const RenewResponse = z.object({ message: z.string(), expires_at: z.string() });
 export const TokenIdParam = z.object({
-  token_id: z.coerce.number().int().positive().openapi({ param: { name: "token_id", in: "path" }, example: 1 }),
+  token_id: pathId("token_id"),
 });
