@@ -9,7 +9,7 @@ import type { Db } from "../../db/client";
 import { alertDeliveries, alertHistory, alertRuleLists, alertRules, alertTemplates, notificationChannels } from "../../db/schema";
 import { badRequest, notFound, type ErrorDetail } from "../../platform/errors";
 import { listNames, loadListsForRules } from "../lists/service";
-import { compileRule, evaluate } from "./cel/engine";
+import { compileRule, evaluate, type CelError } from "./cel/engine";
 import { compileListData } from "./cel/list-data";
 import { validateTemplate } from "./cel/template";
 import type { ModuleName } from "./cel/variables";
@@ -42,13 +42,16 @@ function ruleView(r: typeof alertRules.$inferSelect) {
   };
 }
 
+const whereIn = (e: CelError) => (e.position ? ` at line ${e.position.line}, column ${e.position.column}` : "");
+/** `syntax_error at line 1, column 16: Unexpected token: EOF` */
+const describeCelError = (e: CelError) => `${e.code}${whereIn(e)}: ${e.message}`;
+
 /** Compiles against the organization's current lists; a failure is a 400 naming the position. */
 async function compileOrThrow(db: Db, organizationId: number, module: ModuleName, expression: string) {
   const compiled = compileRule(module, expression, await listNames(db, organizationId));
   if (!compiled.ok) {
-    const where = compiled.position ? ` at line ${compiled.position.line}, column ${compiled.position.column}` : "";
-    throw badRequest(`Invalid rule expression${where}: ${compiled.message}`, [
-      { path: "expression", message: `${compiled.code}${where}: ${compiled.message}` },
+    throw badRequest(`Invalid rule expression${whereIn(compiled)}: ${compiled.message}`, [
+      { path: "expression", message: describeCelError(compiled) },
     ]);
   }
   return compiled;
@@ -169,8 +172,7 @@ export async function testRule(db: Db, organizationId: number, module: ModuleNam
   const lists = await loadListsForRules(db, organizationId);
   const compiled = compileRule(module, expression, lists.map((l) => l.name));
   if (!compiled.ok) {
-    const where = compiled.position ? ` at line ${compiled.position.line}, column ${compiled.position.column}` : "";
-    return { matched: false, error: `${compiled.code}${where}: ${compiled.message}` };
+    return { matched: false, error: describeCelError(compiled) };
   }
   const r = evaluate(compiled, event, compileListData(lists));
   return { matched: r.matched, error: r.error ?? null };
