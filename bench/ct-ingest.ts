@@ -31,9 +31,10 @@ import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import * as dnsPacket from "@leichtgewicht/dns-packet";
-import { createDohClient, MemoryDnsCache } from "../src/modules/dns/doh";
+import { createDohClient, MemoryDnsCache } from "../src/platform/dns/doh";
 import { FilterIndex, type FilterRow } from "../src/modules/ct-log/filters/label-index";
-import { buildCtLogEvent, EntryMatcher, type ObserveStats } from "../src/modules/ct-log/ingest";
+import { buildMatchEvent } from "../src/modules/ct-log/events";
+import { EntryMatcher, type ObserveStats } from "../src/modules/ct-log/ingest";
 import { TyposquatIndex } from "../src/modules/ct-log/typosquat/index";
 import type { LogEntry } from "../src/modules/ct-log/log-client/types";
 import { CollapsedMerkleTree } from "../src/modules/ct-log/merkle";
@@ -128,6 +129,7 @@ function bare(passes: number): number {
 
 async function hotPath(matcher: EntryMatcher, passes: number, stats: ObserveStats, merkle: boolean): Promise<{ events: number }> {
   let events = 0;
+  const matchedAt = new Date().toISOString();
   const tree = CollapsedMerkleTree.empty();
   for (let p = 0; p < passes; p++) {
     for (let t = 0; t < tiles.length; t++) {
@@ -142,7 +144,7 @@ async function hotPath(matcher: EntryMatcher, passes: number, stats: ObserveStat
       const observed = await matcher.observe(entries, stats);
       for (const o of observed) {
         for (const h of o.hits) {
-          const ev = buildCtLogEvent(o, h.filterId, o.observedAt, { count: 1, window: "1h", precert_count: 1, final_count: 0, total_count: 1 });
+          const ev = buildMatchEvent({ cert: o.cert, caa: o.caa, filterId: h.filterId, matchedAt, rate: { count: 1, window: "1h", precert_count: 1, final_count: 0, total_count: 1 } });
           if (ev.filter_id) events++;
         }
       }

@@ -8,7 +8,7 @@
  *  - The service runs the README way (`npm start`, wrangler dev on workerd, local D1)
  *    with RDAP_BOOTSTRAP_URL pointing at that server and RDAP_CHECK_INTERVAL_SECONDS=0.
  *  - An enterprise organization (PUT /api/admin/subscription) creates the monitors
- *    through the API; the scheduled handler is fired (GET /cdn-cgi/handler/scheduled)
+ *    through the API; the scheduled handler is fired (GET /__scheduled, npm start's --test-scheduled)
  *    until every monitor has been checked: wall time and peak RSS of the workerd
  *    processes (sampled every 50 ms) during the scheduled work.
  *  - A second full poll of the unchanged registrations: new rows and bytes in the
@@ -204,7 +204,7 @@ try {
     let runs = 0;
     let done = 0;
     while (done < DOMAINS && runs < 50) {
-      const r = await fetch(`${svc.base}/cdn-cgi/handler/scheduled`);
+      const r = await fetch(`${svc.base}/__scheduled`);
       await r.arrayBuffer();
       runs++;
       done = await checkedSince(since);

@@ -1,70 +1,40 @@
 /**
- * OrgGate: the per-organization rate limiter (one instance per organization, plus
- * one per client IP for unauthenticated calls).
+ * OrgGate: one instance per organization (plus one per client IP for anonymous
+ * calls) holding the rate-limit buckets in memory. Being a Durable Object makes the
+ * limit exact across Worker isolates: every request of one organization is
+ * serialized through the same bucket state. The algorithm lives in
+ * src/platform/rate-limit/buckets.ts.
  *
- * Algorithm: token buckets. Each key (the organization, and each API token or
- * session within it) has a bucket of `perMinute` tokens refilled continuously at
- * perMinute/60 per second, so bursts up to a minute's allowance are accepted and
- * the sustained rate is capped. A request must find a token in *every* bucket it
- * is charged to; it consumes from all of them or none. Buckets live in memory:
- * losing them on eviction only forgives a little, never blocks wrongly.
- *
- * Being a Durable Object makes this exact across all Worker isolates: every
- * request of one organization is serialized through the same bucket state.
+ * Instances named `login:account:<hash>` / `login:address:<ip>` hold the failed-login
+ * state of one key (src/platform/login-throttle.ts) in durable storage, so a lock
+ * survives eviction; serializing the attempts makes parallel guesses count one by one.
  */
 import { DurableObject } from "cloudflare:workers";
+import { decide, type Bucket, type BucketSpec, type GateDecision, type OrgGateRpc } from "../src/platform/rate-limit/buckets";
+import { beginAttempt, endAttempt, FRESH_STATE, type AttemptOutcome, type LoginDecision, type LoginPolicy, type LoginState } from "../src/platform/login-throttle";
 
-export interface BucketSpec {
-  key: string;
-  perMinute: number;
-}
+const LOGIN_STATE = "login";
 
-export interface GateDecision {
-  allowed: boolean;
-  /** Of the tightest bucket: its capacity, whole tokens left, seconds to full. */
-  limit: number;
-  remaining: number;
-  resetSeconds: number;
-  /** Seconds until the request would be allowed (0 when allowed). */
-  retryAfterSeconds: number;
-}
-
-interface Bucket {
-  tokens: number;
-  updatedMs: number;
-}
-
-export function decide(buckets: Map<string, Bucket>, specs: BucketSpec[], nowMs: number): GateDecision {
-  const states = specs.map((spec) => {
-    const rate = spec.perMinute / 60_000; // tokens per ms
-    const b = buckets.get(spec.key) ?? { tokens: spec.perMinute, updatedMs: nowMs };
-    const tokens = Math.min(spec.perMinute, b.tokens + (nowMs - b.updatedMs) * rate);
-    return { spec, rate, tokens };
-  });
-  const allowed = states.every((s) => s.tokens >= 1);
-  for (const s of states) {
-    const tokens = allowed ? s.tokens - 1 : s.tokens;
-    buckets.set(s.spec.key, { tokens, updatedMs: nowMs });
-    s.tokens = tokens;
-  }
-  // Report the bucket closest to empty (relative to its capacity).
-  const tight = states.reduce((a, b) => (b.tokens / b.spec.perMinute < a.tokens / a.spec.perMinute ? b : a));
-  const retryAfterMs = allowed ? 0 : Math.max(...states.filter((s) => s.tokens < 1).map((s) => (1 - s.tokens) / s.rate));
-  return {
-    allowed,
-    limit: tight.spec.perMinute,
-    remaining: Math.max(0, Math.floor(tight.tokens)),
-    resetSeconds: Math.ceil((tight.spec.perMinute - tight.tokens) / tight.rate / 1000),
-    retryAfterSeconds: Math.ceil(retryAfterMs / 1000),
-  };
-}
-
-export class OrgGate extends DurableObject {
+export class OrgGate extends DurableObject implements OrgGateRpc {
   private buckets = new Map<string, Bucket>();
 
   async take(specs: BucketSpec[]): Promise<GateDecision> {
     // Drop long-idle buckets so a busy org with many tokens does not grow forever.
     if (this.buckets.size > 10_000) this.buckets.clear();
     return decide(this.buckets, specs, Date.now());
+  }
+
+  async beginLogin(policy: LoginPolicy, nowMs: number): Promise<LoginDecision> {
+    const current = (await this.ctx.storage.get<LoginState>(LOGIN_STATE)) ?? FRESH_STATE;
+    const { state, decision } = beginAttempt(current, policy, nowMs);
+    if (state !== current) await this.ctx.storage.put(LOGIN_STATE, state);
+    return decision;
+  }
+
+  async endLogin(policy: LoginPolicy, outcome: AttemptOutcome): Promise<void> {
+    const current = (await this.ctx.storage.get<LoginState>(LOGIN_STATE)) ?? FRESH_STATE;
+    const next = endAttempt(current, policy, outcome);
+    if (next === FRESH_STATE) await this.ctx.storage.delete(LOGIN_STATE);
+    else if (next !== current) await this.ctx.storage.put(LOGIN_STATE, next);
   }
 }

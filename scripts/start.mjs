@@ -1,50 +1,93 @@
 #!/usr/bin/env node
 /**
  * `npm start`: the whole service locally, the way ADDENDUM 12 describes it.
- *  1. applies the D1 migrations to the local database (.wrangler/state),
- *  2. runs `wrangler dev` on 127.0.0.1:$PORT (default 8787), honouring .dev.vars,
- *  3. fires the Cron Trigger every minute (wrangler dev does not run crons itself).
+ *  1. builds the web console into dist/web (scripts/build-web.mjs),
+ *  2. applies the D1 migrations to the local database (.wrangler/state, or
+ *     $TRUST_PLANE_STATE_DIR: the browser tests and benchmarks start on a fresh one),
+ *  3. runs wrangler's dev server (what `wrangler dev` runs, started through wrangler's
+ *     `unstable_startWorker` API) on an internal loopback port, honouring .dev.vars,
+ *     WITHOUT the DevTools inspector: the `wrangler dev` CLI always enables it, and its
+ *     proxy then forwards every network event of every subrequest to its controller
+ *     over a new loopback connection. A CT backlog or a DNS run (thousands of fetches
+ *     a minute) then slows every request several-fold and finally exhausts workerd's
+ *     file descriptors ("Too many open files"): measured with bench:ct-e2e and bench:dns.
+ *  4. serves 127.0.0.1:$PORT (default 8787) through a small local edge (local-edge.mjs)
+ *     that plays the part Cloudflare's edge plays when deployed: it sets
+ *     CF-Connecting-IP from the socket (a client cannot choose its own address for the
+ *     rate limits and the audit log), and it answers GET /cdn-cgi/handler/scheduled by
+ *     firing the Cron Trigger. (With Workers Static Assets in front of the Worker,
+ *     wrangler dev hands that path to the asset router, which has no scheduled
+ *     handler and answers 500; `--test-scheduled` offers /__scheduled instead.)
+ *  5. fires the Cron Trigger every minute (wrangler dev does not run crons itself).
  * Configuration variables set in the environment (SIGNUP_ENABLED, SMTP_URL, ...)
  * are passed to the Worker too, overriding wrangler.toml and .dev.vars.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { unstable_startWorker } from "wrangler";
+import { freePort, startLocalEdge } from "./local-edge.mjs";
 
 const port = process.env.PORT || "8787";
 const base = `http://127.0.0.1:${port}`;
+const workerPort = String(await freePort());
+const workerBase = `http://127.0.0.1:${workerPort}`;
 const wrangler = new URL("../node_modules/.bin/wrangler", import.meta.url).pathname;
-const childEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+// No metrics and no prompts, for the wrangler commands run below and the dev server
+// started in this process alike (child processes inherit this environment).
+Object.assign(process.env, { WRANGLER_SEND_METRICS: "false", CI: "true" });
 
 // Every [vars] name of wrangler.toml may be overridden from the environment.
 const configNames = [...readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8").matchAll(/^([A-Z][A-Z0-9_]+)\s*=/gm)].map((m) => m[1]);
-const varArgs = configNames.filter((n) => process.env[n] !== undefined).flatMap((n) => ["--var", `${n}:${process.env[n]}`]);
+const vars = Object.fromEntries(configNames.filter((n) => process.env[n] !== undefined).map((n) => [n, process.env[n]]));
+// The local edge overwrites CF-Connecting-IP with the socket's address, as Cloudflare does.
+vars.TRUST_CF_CONNECTING_IP ??= "true";
+// Test-only (not a wrangler.toml var, never set when deployed): lets a request move its own
+// clock with X-Trust-Plane-Now (src/platform/clock.ts). The browser tests use it to make an
+// organization that existed last week, which is the only kind a weekly report is due for.
+if (process.env.ALLOW_CLOCK_OVERRIDE === "true") vars.ALLOW_CLOCK_OVERRIDE = "true";
+
+// Local state (D1, Durable Objects) lives in .wrangler/state unless told otherwise.
+const persistArgs = process.env.TRUST_PLANE_STATE_DIR ? ["--persist-to", process.env.TRUST_PLANE_STATE_DIR] : [];
+
+const built = spawnSync(process.execPath, [new URL("./build-web.mjs", import.meta.url).pathname], { stdio: "inherit" });
+if (built.status !== 0) process.exit(built.status ?? 1);
 
 console.log("[start] applying D1 migrations (local)");
-const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local"], { stdio: "inherit", env: childEnv });
+const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", ...persistArgs], { stdio: "inherit" });
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
 console.log(`[start] serving ${base}`);
-const dev = spawn(wrangler, ["dev", "--ip", "127.0.0.1", "--port", port, "--show-interactive-dev-session=false", ...varArgs], {
-  stdio: "inherit",
-  env: childEnv,
+const worker = await unstable_startWorker({
+  config: new URL("../wrangler.toml", import.meta.url).pathname,
+  // The overrides as plain-text vars, above .dev.vars (which wrangler reads as usual).
+  bindings: Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: "plain_text", value }])),
+  dev: {
+    inspector: false,
+    testScheduled: true,
+    persist: process.env.TRUST_PLANE_STATE_DIR || new URL("../.wrangler/state", import.meta.url).pathname,
+    server: { hostname: "127.0.0.1", port: Number(workerPort) },
+    logLevel: "log",
+  },
 });
+await worker.ready;
+
+const edge = await startLocalEdge({ port: Number(port), worker: workerBase });
 
 let stopping = false;
-const stop = (signal) => {
+const stop = async () => {
+  if (stopping) return;
   stopping = true;
   clearInterval(cron);
-  dev.kill(signal);
+  edge.close();
+  await worker.dispose().catch(() => {});
+  process.exit(0);
 };
-process.on("SIGINT", () => stop("SIGINT"));
-process.on("SIGTERM", () => stop("SIGTERM"));
-dev.on("exit", (code) => {
-  clearInterval(cron);
-  process.exit(stopping ? 0 : (code ?? 1));
-});
+process.on("SIGINT", () => void stop());
+process.on("SIGTERM", () => void stop());
 
 async function fireCron() {
   try {
-    const res = await fetch(`${base}/cdn-cgi/handler/scheduled`);
+    const res = await fetch(`${workerBase}/__scheduled`);
     if (!res.ok) console.error(`[start] scheduled run answered ${res.status}`);
   } catch {
     /* server not up yet */

@@ -9,9 +9,11 @@ import { bodyLimit } from "hono/body-limit";
 import { createDb } from "./db/client";
 import { loadConfig } from "./env";
 import { authenticate } from "./platform/auth";
+import { clientAddress } from "./platform/client-ip";
+import { CLOCK_HEADER, requestNow } from "./platform/clock";
 import type { AppEnv } from "./platform/context";
-import { ApiError, badRequest, validationError } from "./platform/errors";
-import { rateLimit } from "./platform/rate-limit";
+import { ApiError, badRequest, ERROR_CODES, ERROR_STATUS, validationError } from "./platform/errors";
+import { rateLimit } from "./platform/rate-limit/middleware";
 import { registerAdminRoutes } from "./modules/admin/routes";
 import { registerAlertingRoutes } from "./modules/alerting/routes";
 import { registerCertWatcherRoutes } from "./modules/cert-watcher/routes";
@@ -21,6 +23,9 @@ import { registerAuthRoutes } from "./modules/auth/routes";
 import { registerSystemRoutes } from "./modules/system/routes";
 import { registerTokenRoutes } from "./modules/tokens/routes";
 import { registerRdapRoutes } from "./modules/rdap/routes";
+import { registerDnsWatcherRoutes } from "./modules/dns-watcher/routes";
+import { registerReportRoutes } from "./modules/reports/routes";
+import { isForeignKeyViolation } from "./platform/db-errors";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -40,9 +45,11 @@ export function createApp() {
   });
 
   app.use("*", async (c, next) => {
-    c.set("config", loadConfig(c.env));
+    const config = loadConfig(c.env);
+    c.set("config", config);
     c.set("db", createDb(c.env.DB));
-    c.set("clientIp", c.req.header("cf-connecting-ip") ?? c.req.header("x-real-ip") ?? null);
+    c.set("now", requestNow(c.env.ALLOW_CLOCK_OVERRIDE, c.req.header(CLOCK_HEADER)));
+    c.set("clientIp", clientAddress(c.req.raw.headers, config));
     await next();
   });
   app.use("/api/*", authenticate);
@@ -53,7 +60,7 @@ export function createApp() {
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
-        throw new ApiError(413, "payload_too_large", `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+        throw new ApiError("payload_too_large", `Request body exceeds ${MAX_BODY_BYTES} bytes`);
       },
     }),
   );
@@ -67,19 +74,24 @@ export function createApp() {
   registerCtLogRoutes(app);
   registerCertWatcherRoutes(app);
   registerRdapRoutes(app);
+  registerDnsWatcherRoutes(app);
+  registerReportRoutes(app);
 
-  app.notFound(() => errorResponse(new ApiError(404, "not_found", "No such endpoint")));
+  app.notFound(() => errorResponse(new ApiError("not_found", "No such endpoint")));
   app.onError((err) => {
     if (err instanceof ApiError) return errorResponse(err);
     if (err instanceof HTTPException) {
       // Hono's own validators: malformed JSON, wrong Content-Type.
       if (err.status === 400) return errorResponse(badRequest(err.message || "Malformed request"));
-      if (err.status === 413) return errorResponse(new ApiError(413, "payload_too_large", err.message));
-      if (err.status === 415) return errorResponse(new ApiError(415, "unsupported_media_type", "Request bodies must be JSON (Content-Type: application/json)"));
-      return errorResponse(new ApiError(err.status, "error", err.message));
+      if (err.status === 413) return errorResponse(new ApiError("payload_too_large", err.message));
+      if (err.status === 415) return errorResponse(new ApiError("unsupported_media_type", "Request bodies must be JSON (Content-Type: application/json)"));
+      const code = ERROR_CODES.find((k) => ERROR_STATUS[k] === err.status) ?? "internal_error";
+      return errorResponse(new ApiError(code, err.message));
     }
+    // A concurrent delete removed the parent between lookup and write: it no longer exists.
+    if (isForeignKeyViolation(err)) return errorResponse(new ApiError("not_found", "Not found (deleted meanwhile)"));
     console.error("unhandled error", err instanceof Error ? err.stack : err);
-    return errorResponse(new ApiError(500, "internal_error", "Internal error"));
+    return errorResponse(new ApiError("internal_error", "Internal error"));
   });
   return app;
 }

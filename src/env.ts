@@ -5,15 +5,20 @@
  * `.dev.vars` locally, or secrets when deployed. `loadConfig` turns the raw strings
  * into typed configuration once per request; modules read `Config`, never `env.X`.
  */
-import type { AlertState } from "../durable-objects/alert-state";
-import type { OrgGate } from "../durable-objects/org-gate";
-import type { CtLogCursor } from "../durable-objects/ct-log-cursor";
+import type { AlertStateRpc } from "./modules/alerting/alert-state-contract";
+import type { CtLogCursorRpc } from "./modules/ct-log/cursor-contract";
+import type { OrgGateRpc } from "./platform/rate-limit/buckets";
+import type { QueuedMessage } from "./platform/queue";
 
 export interface Bindings {
   DB: D1Database;
-  ORG_GATE: DurableObjectNamespace<OrgGate>;
-  ALERT_STATE: DurableObjectNamespace<AlertState>;
-  CT_LOG_CURSOR: DurableObjectNamespace<CtLogCursor>;
+  // Durable Object namespaces, typed by their RPC contracts (the classes live in
+  // durable-objects/ and are bound by wrangler.toml).
+  ORG_GATE: DurableObjectNamespace<OrgGateRpc>;
+  ALERT_STATE: DurableObjectNamespace<AlertStateRpc>;
+  CT_LOG_CURSOR: DurableObjectNamespace<CtLogCursorRpc>;
+  /** Work handed off hot paths (src/platform/queue.ts); this Worker consumes it too. */
+  EVENTS_QUEUE: Queue<QueuedMessage>;
 
   SIGNUP_ENABLED?: string;
   PUBLIC_BASE_URL?: string;
@@ -29,14 +34,25 @@ export interface Bindings {
   RDAP_MAX_DOMAINS_PER_RUN?: string;
   RDAP_CONCURRENCY?: string;
   DNS_CHECK_INTERVAL_SECONDS?: string;
+  DNS_CONCURRENCY?: string;
+  DNS_MAX_DOMAINS_PER_RUN?: string;
+  DNS_TIMEOUT_MS?: string;
   SCAN_INTERVAL_SECONDS?: string;
   CT_START_POSITION?: string;
   CT_BATCH_SIZE?: string;
   CT_POLL_SPREAD_SECONDS?: string;
+  CT_REQUESTS_PER_SECOND?: string;
+  CT_CONCURRENCY?: string;
+  CT_RUN_SECONDS?: string;
+  CT_LOG_POLITENESS?: string;
   RATE_LIMIT_ORG_PER_MINUTE?: string;
   RATE_LIMIT_TOKEN_PER_MINUTE?: string;
   RATE_LIMIT_ANONYMOUS_PER_MINUTE?: string;
   SECRETS_KEY?: string;
+  EGRESS_ALLOWLIST?: string;
+  TRUST_CF_CONNECTING_IP?: string;
+  /** Test configuration only: lets the X-Trust-Plane-Now header move a request's clock (src/platform/clock.ts). */
+  ALLOW_CLOCK_OVERRIDE?: string;
 }
 
 export interface Config {
@@ -58,14 +74,67 @@ export interface Config {
     concurrency: number;
   };
   dnsCheckIntervalSeconds: number;
+  dns: {
+    /** DoH queries in flight at once in a scheduled run. */
+    concurrency: number;
+    /** Domains resolved per scheduled run (least recently checked first). */
+    maxDomainsPerRun: number;
+    /** Timeout of one DoH request. */
+    timeoutMs: number;
+  };
   scanIntervalSeconds: number;
   ctStartPosition: "end" | "start";
   ctBatchSize: number;
   /** Each log reads at a stable offset within this window after a Cron run (spreads connections). */
   ctPollSpreadSeconds: number;
+  /** Politeness towards each log (per log: every log has its own budget), overridable per log. */
+  ctPoliteness: CtPoliteness & { overrides: Record<string, Partial<CtPoliteness>> };
+  /** How long one cursor invocation reads before handing over (it re-schedules at once while a backlog remains). */
+  ctRunSeconds: number;
   rateLimit: { orgPerMinute: number; tokenPerMinute: number; anonymousPerMinute: number };
   /** base64 AES-256 key sealing channel secrets; empty = built-in development key. */
   secretsKey: string;
+  /** Destinations the egress policy lets through although it would refuse them (src/platform/egress/allow-list.ts). */
+  egressAllowlist: string;
+  /**
+   * The service sits behind Cloudflare, which sets CF-Connecting-IP itself: only then is
+   * that header the client address. Otherwise a client could choose its own address.
+   */
+  trustCfConnectingIp: boolean;
+}
+
+export interface CtPoliteness {
+  /** Requests per second to one log; 0 = no limit. */
+  requestsPerSecond: number;
+  /** Requests to one log in flight at once. */
+  concurrency: number;
+}
+
+/**
+ * CT_LOG_POLITENESS: a JSON object keyed by a log's id (base64, as in the log list) or
+ * by its host name, e.g. {"ct.googleapis.com": {"requests_per_second": 10, "concurrency": 2}}.
+ * Anything unreadable is ignored (the defaults apply).
+ */
+function ctPolitenessOverrides(raw: string | undefined): Record<string, Partial<CtPoliteness>> {
+  if (!raw || !raw.trim()) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    console.error("CT_LOG_POLITENESS is not JSON: ignored");
+    return {};
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return {};
+  const out: Record<string, Partial<CtPoliteness>> = {};
+  for (const [key, value] of Object.entries(parsed as Record<string, { requests_per_second?: unknown; concurrency?: unknown }>)) {
+    const o: Partial<CtPoliteness> = {};
+    const rps = Number(value?.requests_per_second);
+    const conc = Number(value?.concurrency);
+    if (value?.requests_per_second !== undefined && Number.isFinite(rps) && rps >= 0) o.requestsPerSecond = rps;
+    if (value?.concurrency !== undefined && Number.isInteger(conc) && conc >= 1) o.concurrency = Math.min(conc, 16);
+    out[key] = o;
+  }
+  return out;
 }
 
 function int(value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
@@ -100,15 +169,28 @@ export function loadConfig(env: Bindings): Config {
       concurrency: int(env.RDAP_CONCURRENCY, 8, 1, 64),
     },
     dnsCheckIntervalSeconds: int(env.DNS_CHECK_INTERVAL_SECONDS, 900),
+    dns: {
+      concurrency: int(env.DNS_CONCURRENCY, 16, 1, 64),
+      maxDomainsPerRun: int(env.DNS_MAX_DOMAINS_PER_RUN, 2000, 1, 20_000),
+      timeoutMs: int(env.DNS_TIMEOUT_MS, 5000, 1, 60_000),
+    },
     scanIntervalSeconds: int(env.SCAN_INTERVAL_SECONDS, 3600),
     ctStartPosition: env.CT_START_POSITION === "start" ? "start" : "end",
     ctBatchSize: int(env.CT_BATCH_SIZE, 256, 1),
     ctPollSpreadSeconds: int(env.CT_POLL_SPREAD_SECONDS, 30, 0, 55),
+    ctPoliteness: {
+      requestsPerSecond: int(env.CT_REQUESTS_PER_SECOND, 50, 0),
+      concurrency: int(env.CT_CONCURRENCY, 4, 1, 16),
+      overrides: ctPolitenessOverrides(env.CT_LOG_POLITENESS),
+    },
+    ctRunSeconds: int(env.CT_RUN_SECONDS, 20, 1, 600),
     rateLimit: {
       orgPerMinute: int(env.RATE_LIMIT_ORG_PER_MINUTE, 1200, 1),
       tokenPerMinute: int(env.RATE_LIMIT_TOKEN_PER_MINUTE, 600, 1),
       anonymousPerMinute: int(env.RATE_LIMIT_ANONYMOUS_PER_MINUTE, 120, 1),
     },
     secretsKey: env.SECRETS_KEY ?? "",
+    egressAllowlist: env.EGRESS_ALLOWLIST ?? "",
+    trustCfConnectingIp: bool(env.TRUST_CF_CONNECTING_IP, false),
   };
 }

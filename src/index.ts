@@ -1,9 +1,10 @@
-/** Worker entry points: HTTP (the Hono app) and the Cron Trigger (the job dispatcher). */
+/** Worker entry points: HTTP (the Hono app), the Cron Trigger (the job dispatcher) and the queue consumer. */
 import { createApp } from "./app";
 import { createDb } from "./db/client";
 import { loadConfig, type Bindings } from "./env";
 import { jobs } from "./jobs";
 import { runScheduled } from "./platform/scheduler";
+import { queues } from "./queues";
 
 export { OrgGate } from "../durable-objects/org-gate";
 export { AlertState } from "../durable-objects/alert-state";
@@ -23,5 +24,8 @@ export default {
     });
     const failed = outcomes.filter((o) => o.status === "error");
     if (failed.length) console.error(`scheduled: ${failed.map((f) => `${f.name}: ${f.error}`).join("; ")}`);
+  },
+  async queue(batch: MessageBatch<unknown>, env: Bindings) {
+    await queues.dispatch(batch, { env, db: createDb(env.DB), now: new Date() });
   },
 } satisfies ExportedHandler<Bindings>;

@@ -10,6 +10,8 @@ import { deliverPending, transportFor } from "./platform/mailer";
 import { JobRegistry } from "./platform/scheduler";
 import { ctLogJobs } from "./modules/ct-log/jobs";
 import { registerRdapJobs } from "./modules/rdap/jobs";
+import { registerDnsWatcherJobs } from "./modules/dns-watcher/jobs";
+import { weeklyReportJob } from "./modules/reports/jobs";
 
 export const jobs = new JobRegistry();
 
@@ -51,6 +53,10 @@ jobs.register({
 
 registerRdapJobs(jobs);
 
+registerDnsWatcherJobs(jobs);
+
 jobs.register(enqueueScansJob);
 
 for (const job of ctLogJobs) jobs.register(job);
+
+jobs.register(weeklyReportJob);

@@ -8,18 +8,38 @@ export async function startService({ port, env = {} }) {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
+  // The service's output, bounded: its first and its latest MAX_LOG characters (a long run's
+  // per-request lines must not outgrow a string).
+  const MAX_LOG = 4_000_000;
+  let head = "";
   let log = "";
-  child.stdout.on("data", (d) => (log += d));
-  child.stderr.on("data", (d) => (log += d));
+  let dropped = 0;
+  const keep = (d) => {
+    if (head.length < MAX_LOG) head += d;
+    else log += d;
+    if (log.length > 2 * MAX_LOG) {
+      dropped += log.length - MAX_LOG;
+      log = log.slice(-MAX_LOG);
+    }
+  };
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  // A benchmark that dies does not leave the service running.
+  process.on("exit", () => {
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+  });
+  const output = () => head + (dropped ? `\n[... ${dropped} characters left out ...]\n` : "") + log;
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 240; i++) {
     try {
-      if ((await fetch(`${base}/api/health`)).ok) return { base, stop: () => process.kill(-child.pid, "SIGTERM"), log: () => log };
+      if ((await fetch(`${base}/api/health`)).ok) return { base, stop: () => process.kill(-child.pid, "SIGTERM"), log: output };
     } catch {}
     await new Promise((r) => setTimeout(r, 250));
   }
   process.kill(-child.pid, "SIGTERM");
-  throw new Error("service did not start:\n" + log);
+  throw new Error("service did not start:\n" + output());
 }
 
 /** Closed-loop load: `concurrency` workers issue requests back to back for `seconds`. */

@@ -1,24 +1,15 @@
 // Agent mode: lease scan jobs from the Trust-Plane API, scan with bounded concurrency, post
-// results. Contract (ADDENDUM 9):
-//   POST {api}/api/cert-watcher/agents/lease    Bearer <agent token>  {max_jobs}
-//     -> {jobs: [{job_id, monitor_id, target_id, ip_address, port, sni, starttls, root_ca}], lease_seconds}
-//   POST {api}/api/cert-watcher/agents/results  {job_id, result}  -> 200, or 409 = already accepted (done)
+// results. The protocol is the agent/API contract (packages/scan-contract, ADDENDUM 9):
+//   POST {api}/api/cert-watcher/agents/lease    Bearer <agent token>  LeaseRequest -> LeaseResponse
+//   POST {api}/api/cert-watcher/agents/results  PostResultRequest  -> 200, or 409 = already accepted (done)
+// Leased jobs are checked against the contract's schema: a job this agent cannot read is
+// skipped (its lease expires), never scanned with guessed values.
 // SIGINT/SIGTERM: stop leasing, let in-flight scans finish within a grace period, then abandon
 // them (their lease expires server-side and the job is handed out again).
-import { scanTarget, type ScanOptions, type ScanResult } from "./scan";
-import { STARTTLS_PROTOCOLS, type StartTlsProtocol } from "./tls/starttls";
+import { AGENT_PATHS, LeasedJob, type LeaseRequest, type PostResultRequest, type ScanResult } from "@trust-plane/scan-contract";
+import { scanTarget, type ScanOptions } from "./scan";
 
-export interface LeasedJob {
-  job_id: string | number;
-  monitor_id: string | number;
-  target_id: string | number;
-  ip_address: string;
-  port: number;
-  sni: string | null;
-  starttls: StartTlsProtocol | null;
-  root_ca: string | null;
-  monitor_cn?: string;
-}
+export type { LeasedJob };
 
 export interface AgentOptions {
   apiUrl: string;
@@ -66,7 +57,8 @@ export class Agent {
   private headers() { return { authorization: `Bearer ${this.opts.token}`, "content-type": "application/json" }; }
 
   async lease(max: number): Promise<LeasedJob[]> {
-    const res = await this.f(this.url("/api/cert-watcher/agents/lease"), { method: "POST", headers: this.headers(), body: JSON.stringify({ max_jobs: max }) });
+    const request: LeaseRequest = { max_jobs: max };
+    const res = await this.f(this.url(AGENT_PATHS.lease), { method: "POST", headers: this.headers(), body: JSON.stringify(request) });
     if (res.status === 401 || res.status === 403) throw new Error(`lease refused: HTTP ${res.status} (agent token invalid or revoked)`);
     if (res.status === 429) {
       // The organization's rate limit: wait as told before leasing again.
@@ -75,7 +67,16 @@ export class Agent {
     }
     if (!res.ok) throw new Error(`lease failed: HTTP ${res.status}`);
     const body = (await res.json()) as { jobs?: unknown };
-    return Array.isArray(body.jobs) ? body.jobs.filter(isJob) : [];
+    return Array.isArray(body.jobs) ? body.jobs.flatMap((j) => this.readJob(j)) : [];
+  }
+
+  /** A leased job as the contract declares it, or nothing (logged) when it does not conform. */
+  private readJob(raw: unknown): LeasedJob[] {
+    const job = LeasedJob.safeParse(raw);
+    if (job.success) return [job.data];
+    const id = (raw as { job_id?: unknown } | null)?.job_id;
+    this.log(`skipping leased job ${JSON.stringify(id ?? null)}: ${job.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    return [];
   }
 
   /**
@@ -84,10 +85,11 @@ export class Agent {
    * was already accepted: done. Other 4xx are final.
    */
   async postResult(job: LeasedJob, result: ScanResult): Promise<void> {
+    const post: PostResultRequest = { job_id: job.job_id, result };
     for (let attempt = 0; attempt < POST_ATTEMPTS; attempt++) {
       let waitMs = Math.min(30_000, 500 * 2 ** attempt);
       try {
-        const res = await this.f(this.url("/api/cert-watcher/agents/results"), { method: "POST", headers: this.headers(), body: JSON.stringify({ job_id: job.job_id, result }) });
+        const res = await this.f(this.url(AGENT_PATHS.results), { method: "POST", headers: this.headers(), body: JSON.stringify(post) });
         if (res.ok) { this.stats.posted++; return; }
         if (res.status === 409) { this.stats.conflicts++; return; } // already accepted: done
         if (res.status === 429) waitMs = retryAfterMs(res, waitMs);
@@ -102,7 +104,7 @@ export class Agent {
 
   private async runJob(job: LeasedJob): Promise<void> {
     const result = await scanTarget(
-      { host: job.ip_address, port: job.port, sni: job.sni, starttls: job.starttls, rootCaPem: job.root_ca, monitorCn: job.monitor_cn ?? job.sni ?? "" },
+      { host: job.ip_address, port: job.port, sni: job.sni, starttls: job.starttls, rootCaPem: job.root_ca, monitorCn: job.monitor_cn },
       this.opts.scan,
     );
     if (this.stopping && this.abandoning) { this.stats.abandoned++; return; }
@@ -145,12 +147,6 @@ export class Agent {
     }
     return this.stats;
   }
-}
-
-function isJob(j: unknown): j is LeasedJob {
-  const o = j as LeasedJob;
-  return !!o && (typeof o.job_id === "string" || typeof o.job_id === "number") && typeof o.ip_address === "string" &&
-    Number.isInteger(o.port) && (o.starttls == null || STARTTLS_PROTOCOLS.includes(o.starttls));
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -2,28 +2,12 @@
 // issuer, whatever the trust anchor), and path validation with node's X509Certificate against
 // the system store or the monitor's root_ca.
 import { createHash, X509Certificate } from "node:crypto";
-import { rootCertificates } from "node:tls";
+import { createRequire } from "node:module";
+import type { ChainEntry, LeafCertificate, PathEntry, Validation } from "@trust-plane/scan-contract";
 
-export interface LeafCertificate {
-  sha256: string;
-  subject: string;
-  issuer: string;
-  serial: string;
-  signature_algorithm: string;
-  aia: string;
-  ocsp: string;
-  dns_names: string[];
-  not_before: string;
-  not_after: string;
-  public_key_algorithm: string;
-  key_bits: number | null;
-  curve: string | null;
-}
+const require = createRequire(import.meta.url);
 
-export interface ChainEntry { subject: string; issuer: string; not_before: string; not_after: string; signature_sha256: string }
-export interface PathEntry { certificate_subject: string; certificate_issuer: string }
-export interface Validation { trusted: boolean; error: string; hostname_match: boolean | null; anchor: "system" | "root_ca" }
-
+/** What the served chain tells: the contract's certificate fields of a scan result (packages/scan-contract). */
 export interface ChainReport {
   certificate: LeafCertificate;
   validity_days: number;
@@ -47,26 +31,30 @@ const SIG_OIDS: Record<string, string> = {
 };
 const CURVE_BITS: Record<string, number> = { prime256v1: 256, secp384r1: 384, secp521r1: 521, secp256k1: 256, secp224r1: 224 };
 
+interface Tlv { tag: number; from: number; start: number; end: number }
+
+/** The DER TLV at `pos`: tag, where it begins, where its value starts and ends (definite lengths). */
+function tlv(der: Buffer, pos: number): Tlv {
+  if (pos + 2 > der.length) throw new CertificateError("truncated DER");
+  const tag = der[pos];
+  let len = der[pos + 1];
+  let start = pos + 2;
+  if (len & 0x80) {
+    const n = len & 0x7f;
+    if (n < 1 || n > 4 || start + n > der.length) throw new CertificateError("bad DER length");
+    len = der.readUIntBE(start, n);
+    start += n;
+  }
+  if (start + len > der.length) throw new CertificateError("truncated DER");
+  return { tag, from: pos, start, end: start + len };
+}
+
 /** Minimal DER walk: Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }. */
 export function signatureAlgorithmOid(der: Buffer): string {
-  const tlv = (pos: number): { tag: number; start: number; end: number } => {
-    if (pos + 2 > der.length) throw new CertificateError("truncated DER");
-    const tag = der[pos];
-    let len = der[pos + 1];
-    let start = pos + 2;
-    if (len & 0x80) {
-      const n = len & 0x7f;
-      if (n < 1 || n > 4 || start + n > der.length) throw new CertificateError("bad DER length");
-      len = der.readUIntBE(start, n);
-      start += n;
-    }
-    if (start + len > der.length) throw new CertificateError("truncated DER");
-    return { tag, start, end: start + len };
-  };
-  const cert = tlv(0);
-  const tbs = tlv(cert.start);
-  const alg = tlv(tbs.end);
-  const oid = tlv(alg.start);
+  const cert = tlv(der, 0);
+  const tbs = tlv(der, cert.start);
+  const alg = tlv(der, tbs.end);
+  const oid = tlv(der, alg.start);
   if (oid.tag !== 0x06) throw new CertificateError("signatureAlgorithm without OID");
   const b = der.subarray(oid.start, oid.end);
   const parts = [Math.floor(b[0] / 40), b[0] % 40];
@@ -76,6 +64,20 @@ export function signatureAlgorithmOid(der: Buffer): string {
     if (!(b[i] & 0x80)) { parts.push(v); v = 0; }
   }
   return parts.join(".");
+}
+
+/**
+ * The issuer and subject Names as their raw DER bytes (a latin1 string, for exact
+ * comparison and map keys): TBSCertificate ::= SEQUENCE { [0] version OPTIONAL,
+ * serialNumber, signature, issuer, validity, subject, ... }.
+ */
+export function namesOf(der: Buffer): { issuer: string; subject: string } {
+  const tbs = tlv(der, tlv(der, 0).start);
+  let field = tlv(der, tbs.start);
+  if (field.tag === 0xa0) field = tlv(der, field.end); // version: next is the serial number
+  const issuer = tlv(der, tlv(der, field.end).end);
+  const subject = tlv(der, tlv(der, issuer.end).end);
+  return { issuer: der.toString("latin1", issuer.from, issuer.end), subject: der.toString("latin1", subject.from, subject.end) };
 }
 
 const dn = (s: string) => s.split("\n").filter(Boolean).join(", ");
@@ -108,14 +110,54 @@ function leafOf(x: X509Certificate, der: Buffer): LeafCertificate {
   };
 }
 
-let systemAnchors: X509Certificate[] | null = null;
-function anchorsFrom(rootCaPem: string | null): X509Certificate[] {
-  if (rootCaPem) {
-    const blocks = rootCaPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-    if (!blocks.length) throw new CertificateError("root_ca holds no PEM certificate");
-    return blocks.map((b) => new X509Certificate(b));
+/**
+ * Trust anchors indexed by their subject Name, so a chain is checked against the few
+ * anchors that can have issued it. System anchors (~140) are kept as DER and parsed only
+ * when named: parsing the whole store took more CPU than a scan's own work.
+ */
+class AnchorStore {
+  private readonly bySubject = new Map<string, (Buffer | X509Certificate)[]>();
+
+  constructor(anchors: readonly (Buffer | X509Certificate)[]) {
+    for (const a of anchors) {
+      const subject = namesOf(a instanceof X509Certificate ? a.raw : a).subject;
+      this.bySubject.set(subject, [...(this.bySubject.get(subject) ?? []), a]);
+    }
   }
-  return (systemAnchors ??= rootCertificates.map((p) => new X509Certificate(p)));
+
+  /**
+   * The anchors that can have issued the certificate (or are it): those whose subject is
+   * its issuer byte for byte. Equal names may be encoded differently (X.520 matching), so
+   * when none matches exactly and the certificate is not self-issued, every anchor is.
+   */
+  candidatesFor(cert: X509Certificate): X509Certificate[] {
+    const { issuer, subject } = namesOf(cert.raw);
+    const exact = this.bySubject.get(issuer);
+    if (exact || issuer === subject) return (exact ?? []).map(parsed);
+    return [...this.bySubject.values()].flat().map(parsed);
+  }
+}
+
+const parsed = (a: Buffer | X509Certificate) => (a instanceof X509Certificate ? a : new X509Certificate(a));
+
+const pemBlocks = (pem: string) => pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+const derOfPem = (block: string) => Buffer.from(block.replace(/-----[A-Z ]+-----|\s+/g, ""), "base64");
+
+let systemStore: AnchorStore | null = null;
+/**
+ * Node's bundled root store (node:tls is loaded on first use: a one-shot scan that brings
+ * its own root_ca never pays for it). `scanTarget` calls this while the first probes wait
+ * on the network, so the work overlaps I/O.
+ */
+export function systemAnchors(): AnchorStore {
+  return (systemStore ??= new AnchorStore((require("node:tls") as typeof import("node:tls")).rootCertificates.map(derOfPem)));
+}
+
+function anchorsFrom(rootCaPem: string | null): AnchorStore {
+  if (!rootCaPem) return systemAnchors();
+  const blocks = pemBlocks(rootCaPem);
+  if (!blocks.length) throw new CertificateError("root_ca holds no PEM certificate");
+  return new AnchorStore(blocks.map((b) => new X509Certificate(b)));
 }
 
 const isIp = (s: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(s) || s.includes(":");
@@ -147,7 +189,7 @@ export function analyseChain(chain: readonly Buffer[], opts: { rootCaPem: string
   let trusted = false;
   for (;;) {
     const cur = path[path.length - 1];
-    const anchor = anchors.find((a) => a.fingerprint256 === cur.fingerprint256 || issuedBy(cur, a));
+    const anchor = anchors.candidatesFor(cur).find((a) => a.fingerprint256 === cur.fingerprint256 || issuedBy(cur, a));
     if (anchor) {
       if (anchor.fingerprint256 !== cur.fingerprint256) path.push(anchor);
       trusted = true;

@@ -1,13 +1,13 @@
 // One target scan -> the certificate scan event (spec "Certificate scan event fields") plus
 // details and the five framework verdicts. Never throws: every fault becomes has_error/error.
-import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import {
   cipherSuiteName, evaluateFrameworks, namedGroupName, weakSuiteFindings,
   type FrameworkVerdict, type WeakSuiteFinding,
 } from "../../src/modules/cert-watcher/frameworks";
 import { ConnectionBudget, type BudgetOptions } from "./budget";
-import { analyseChain, type ChainEntry, type LeafCertificate, type PathEntry, type Validation } from "./certificate";
+import type { ScanResult } from "@trust-plane/scan-contract";
+import { analyseChain, systemAnchors } from "./certificate";
 import { enumerate, type EnumerateOptions } from "./enumerate";
 import type { StartTlsProtocol } from "./tls/starttls";
 
@@ -30,51 +30,19 @@ export interface ScanOptions extends EnumerateOptions {
   now?: () => Date;
 }
 
-export interface ProtocolDetail {
-  protocol: string;
-  accepted: boolean | null;
-  complete: boolean;
-  cipher_preference: "server" | "client" | null;
-  ciphers: string[];
-  cipher_codes: string[];
-  notes: string[];
-}
-
-export interface ScanResult {
-  monitor_cn: string;
-  dns_name: string;
-  ip_address: string;
-  port: number;
-  connection_method: "direct_tls" | "starttls";
-  starttls: StartTlsProtocol | null;
-  protocol: string[];
-  ciphers: string[];
-  named_groups: string[];
-  certificate: LeafCertificate | null;
-  validity_days: number | null;
-  intermediates: ChainEntry[];
-  validation_path: PathEntry[];
-  has_error: boolean;
-  error: string;
-  // details beyond the event table
-  cipher_preference: "server" | "client" | null;
-  protocols_detail: ProtocolDetail[];
-  named_groups_detail: { tls13: string[]; tls12: string[] };
-  dh_bits: number | null;
-  chain_length: number;
-  chain_protocol: string | null;
-  self_signed: boolean | null;
-  validation: Validation | null;
+/**
+ * A scan as scanner-node reports it: the contract's scan result (what the API accepts;
+ * packages/scan-contract) plus the agent's own view of the frameworks, which the CLI
+ * prints and the API ignores (it re-evaluates them).
+ */
+export type ScanReport = ScanResult & {
   weak_suites: WeakSuiteFinding[];
   frameworks: FrameworkVerdict[];
-  scanned_at: string;
-  probes: number;
-  duration_ms: number;
-}
+};
 
 const hex = (c: number) => "0x" + c.toString(16).toUpperCase().padStart(4, "0");
 
-function emptyResult(t: ScanTarget, ip: string, started: number, now: Date): ScanResult {
+function emptyResult(t: ScanTarget, ip: string, started: number, now: Date): ScanReport {
   return {
     monitor_cn: t.monitorCn ?? t.sni ?? (isIP(t.host) ? "" : t.host), dns_name: sniOf(t), ip_address: ip, port: t.port,
     connection_method: t.starttls ? "starttls" : "direct_tls", starttls: t.starttls ?? null,
@@ -90,18 +58,21 @@ function sniOf(t: ScanTarget): string {
   return isIP(t.host) ? "" : t.host;
 }
 
-export async function scanTarget(t: ScanTarget, opts: ScanOptions = {}): Promise<ScanResult> {
+export async function scanTarget(t: ScanTarget, opts: ScanOptions = {}): Promise<ScanReport> {
   const started = Date.now();
   const now = opts.now?.() ?? new Date();
   let ip = t.host;
   const r = emptyResult(t, ip, started, now);
   try {
-    if (!isIP(t.host)) ip = (await lookup(t.host)).address;
+    // node:dns is loaded only for a name (a scheduled job always names an address).
+    if (!isIP(t.host)) ip = (await (await import("node:dns/promises")).lookup(t.host)).address;
     r.ip_address = ip;
     const budget = new ConnectionBudget({
       maxConcurrent: opts.budget?.maxConcurrent ?? (t.starttls ? 4 : 16),
       minIntervalMs: opts.budget?.minIntervalMs ?? (t.starttls ? 20 : 0),
     });
+    // Prepare the system trust store while the first probes wait on the network.
+    if (!t.rootCaPem) setImmediate(systemAnchors);
     const e = await enumerate({ host: ip, port: t.port, serverName: r.dns_name, starttls: t.starttls ?? null, timeoutMs: opts.timeoutMs ?? 5000 }, budget, opts);
     r.probes = e.probes;
     const accepted = e.protocols.filter((p) => p.accepted);

@@ -2,7 +2,7 @@
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Agent, type LeasedJob } from "../src/agent";
-import type { ScanResult } from "../src/scan";
+import type { ScanReport } from "../src/scan";
 import { makePki, type TestPki } from "./helpers/pki";
 import { hangServer, opensslServer, type Running } from "./helpers/servers";
 
@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(async () => { await tls.stop(); await hang.stop(); });
 
 function fakeApi(jobs: LeasedJob[], conflictIds: Set<number | string>) {
-  const posted: { job_id: number | string; result: ScanResult }[] = [];
+  const posted: { job_id: number | string; result: ScanReport }[] = [];
   const auth: string[] = [];
   const leaseSizes: number[] = [];
   const server: Server = createServer((req, res) => {
@@ -41,7 +41,7 @@ function fakeApi(jobs: LeasedJob[], conflictIds: Set<number | string>) {
 }
 
 const job = (id: number, port: number, extra: Partial<LeasedJob> = {}): LeasedJob =>
-  ({ job_id: id, monitor_id: 7, target_id: id, ip_address: "127.0.0.1", port, sni: "localhost", starttls: null, root_ca: null, ...extra });
+  ({ job_id: id, monitor_id: 7, target_id: id, monitor_cn: "localhost", ip_address: "127.0.0.1", port, sni: "localhost", starttls: null, root_ca: null, attempt: 1, ...extra });
 
 it("leases with bounded concurrency, posts results, treats 409 as done, survives failing targets", async () => {
   const jobs = [job(1, tls.port, { root_ca: pki.caPem }), job(2, tls.port), job(3, 1), job(4, tls.port)];
@@ -55,6 +55,18 @@ it("leases with bounded concurrency, posts results, treats 409 as done, survives
   const byId = new Map(api.posted.map((p) => [p.job_id, p.result]));
   expect(byId.get(1)).toMatchObject({ has_error: false, protocol: ["TLSv1.2"], validation: { trusted: true } });
   expect(byId.get(3)).toMatchObject({ has_error: true, error: "connect to 127.0.0.1:1 failed: ECONNREFUSED" });
+});
+
+it("a leased job that does not conform to the contract is skipped and logged; the others are scanned", async () => {
+  const malformed = { ...job(21, tls.port), port: "443" } as unknown as LeasedJob;
+  const api = await fakeApi([malformed, job(22, tls.port)], new Set());
+  const logs: string[] = [];
+  const agent = new Agent({ apiUrl: api.url, token: "t", concurrency: 2, idleDelayMs: 10, maxIdleLeases: 1, log: (m) => logs.push(m), scan: { timeoutMs: 2000 } });
+  const stats = await agent.run();
+  api.close();
+  expect(stats).toMatchObject({ leased: 1, posted: 1 });
+  expect(api.posted.map((p) => p.job_id)).toEqual([22]);
+  expect(logs.find((l) => l.startsWith("skipping leased job 21"))).toMatch(/port/);
 });
 
 it("stop(): no further leases; a hung in-flight scan is abandoned after the grace period", async () => {
@@ -88,7 +100,7 @@ it("a result refused with 429 is posted again after Retry-After, not dropped", a
   });
   const url = await new Promise<string>((r) => server.listen(0, "127.0.0.1", () => r(`http://127.0.0.1:${(server.address() as { port: number }).port}`)));
   const agent = new Agent({ apiUrl: url, token: "t", log: () => {} });
-  await agent.postResult(job(9, 1), { has_error: true, error: "x" } as unknown as ScanResult);
+  await agent.postResult(job(9, 1), { has_error: true, error: "x" } as unknown as ScanReport);
   server.close();
   expect(attempts.length).toBe(3);
   // Each retry waited for the Retry-After second.

@@ -5,16 +5,16 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { generateKeyPairSync, sign } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { builtCli } from "./helpers/cli";
 import { makePki, type TestPki } from "./helpers/pki";
 import { freePort, opensslServer, type Running } from "./helpers/servers";
 
 const repo = resolve(__dirname, "../..");
 const wrangler = join(repo, "node_modules/.bin/wrangler");
-const tsx = join(repo, "node_modules/.bin/tsx");
 const childEnv = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
 
 let pki: TestPki;
@@ -47,10 +47,16 @@ beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   const logList = await serveEmptyLogList();
+  // wrangler.toml serves the web console's build as static assets: the directory must
+  // exist (npm test builds it first; this test does not need its files).
+  mkdirSync(join(repo, "dist", "web"), { recursive: true });
   api = spawn(
     wrangler,
     [
       "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false",
+      // GET /__scheduled fires the Cron Trigger (as npm start does; with static assets in
+      // front of the Worker, /cdn-cgi/handler/scheduled does not reach it).
+      "--test-scheduled",
       // Every target is due at each scheduled run; no public CT log is monitored (no network here).
       "--var", "SCAN_INTERVAL_SECONDS:0", "--var", `CT_LOG_LIST_URL:${logList.url}`, "--var", `CT_LOG_LIST_PUBLIC_KEY:${logList.keyPem}`,
     ],
@@ -97,9 +103,10 @@ it("a monitor created through the API is scanned by a real agent process; indica
   expect(agentReg.body.token).toMatch(/^tpa_/);
 
   // The Cron Trigger turns the due target into a scan job.
-  expect((await fetch(`${base}/cdn-cgi/handler/scheduled`)).ok).toBe(true);
+  expect((await fetch(`${base}/__scheduled`)).ok).toBe(true);
 
-  const agent = spawn(tsx, ["src/cli.ts", "agent", "--api", base, "--token", agentReg.body.token, "--concurrency", "2"], {
+  // The shipped agent: compiled JavaScript under plain node, as `npm --prefix scanner-node start` runs it.
+  const agent = spawn(process.execPath, [builtCli(), "agent", "--api", base, "--token", agentReg.body.token, "--concurrency", "2"], {
     cwd: resolve(__dirname, ".."), env: childEnv, stdio: ["ignore", "pipe", "pipe"],
   });
   let agentLog = "";

@@ -1,6 +1,6 @@
 // End-to-end scans against real local servers with known configurations.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scanTarget, type ScanResult } from "../src/scan";
+import { scanTarget, type ScanReport } from "../src/scan";
 import { makePki, type TestPki } from "./helpers/pki";
 import {
   garbageServer, gnutlsServer, hangServer, httpServer, nginxServer, opensslServer, oversizedServer, resetServer,
@@ -10,10 +10,10 @@ import {
 let pki: TestPki;
 const running: Running[] = [];
 const keep = async (p: Promise<Running>) => { const r = await p; running.push(r); return r; };
-const scan = (r: Running, extra: Partial<Parameters<typeof scanTarget>[0]> = {}, timeoutMs = 3000): Promise<ScanResult> =>
+const scan = (r: Running, extra: Partial<Parameters<typeof scanTarget>[0]> = {}, timeoutMs = 3000): Promise<ScanReport> =>
   scanTarget({ host: r.host, port: r.port, sni: "localhost", ...extra }, { timeoutMs });
-const detail = (r: ScanResult, p: string) => r.protocols_detail.find((d) => d.protocol === p)!;
-const verdict = (r: ScanResult, id: string) => r.frameworks.find((f) => f.id === id)!;
+const detail = (r: ScanReport, p: string) => r.protocols_detail.find((d) => d.protocol === p)!;
+const verdict = (r: ScanReport, id: string) => r.frameworks.find((f) => f.id === id)!;
 
 beforeAll(() => { pki = makePki(); });
 afterAll(async () => { await Promise.all(running.map((r) => r.stop())); });

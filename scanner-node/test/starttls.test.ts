@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { createSecureContext, TLSSocket, type SecureContext, type SecureVersion } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scanTarget, type ScanResult } from "../src/scan";
+import { scanTarget, type ScanReport } from "../src/scan";
 import type { StartTlsProtocol } from "../src/tls/starttls";
 import { makePki, type TestPki } from "./helpers/pki";
 
@@ -304,16 +304,16 @@ const serve = async (d: Dialogue, o: DialogueOptions, t: Partial<TlsConfig> = {}
   running.push(s);
   return s;
 };
-const scan = (s: StartTlsServer, starttls: StartTlsProtocol, timeoutMs = 3000): Promise<ScanResult> =>
+const scan = (s: StartTlsServer, starttls: StartTlsProtocol, timeoutMs = 3000): Promise<ScanReport> =>
   scanTarget({ host: s.host, port: s.port, sni: "localhost", starttls, rootCaPem: pki.caPem }, { timeoutMs });
-const detail = (r: ScanResult, p: string) => r.protocols_detail.find((d) => d.protocol === p)!;
+const detail = (r: ScanReport, p: string) => r.protocols_detail.find((d) => d.protocol === p)!;
 const fingerprint = (file: string) => new X509Certificate(readFileSync(file)).fingerprint256.replace(/:/g, "").toLowerCase();
 
 beforeAll(() => { pki = makePki(); });
 afterAll(async () => { await Promise.all(running.map((s) => s.stop())); });
 
 /** What every successful STARTTLS scan must show: the served chain and a dance on every connection. */
-function expectServedChainAndDance(r: ScanResult, s: StartTlsServer, starttls: StartTlsProtocol, leaf: { cert: string; algorithm: string }) {
+function expectServedChainAndDance(r: ScanReport, s: StartTlsServer, starttls: StartTlsProtocol, leaf: { cert: string; algorithm: string }) {
   expect(r.error).toBe("");
   expect(r.has_error).toBe(false);
   expect(r.connection_method).toBe("starttls");
@@ -334,7 +334,7 @@ function expectServedChainAndDance(r: ScanResult, s: StartTlsServer, starttls: S
 }
 
 /** A refusal: an error naming the protocol, nothing accepted, and the scanner stops early (circuit breaker). */
-function expectRefusal(r: ScanResult, s: StartTlsServer, message: RegExp) {
+function expectRefusal(r: ScanReport, s: StartTlsServer, message: RegExp) {
   expect(r.has_error).toBe(true);
   expect(r.error).toMatch(message);
   expect(r.connection_method).toBe("starttls");

@@ -12,6 +12,7 @@ import { ApiError, unauthorized } from "./errors";
 import type { AppEnv, Principal } from "./context";
 import { permissionsOfUser, type Permission } from "./permissions";
 import { hashSecret, parseSecret } from "./secrets";
+import { csrfFailure, sessionCookieOf } from "./session-cookie";
 
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -44,6 +45,7 @@ export async function resolveBearer(db: Db, bearer: string, now: Date): Promise<
         tokenId: null,
         sessionId: row.session.id,
         permissions: permissionsOfUser(row.user.roles, row.user.isSignupUser),
+        expiresAt: row.session.expiresAt,
       },
     };
   }
@@ -78,6 +80,7 @@ export async function resolveBearer(db: Db, bearer: string, now: Date): Promise<
       tokenId,
       sessionId: null,
       permissions,
+      expiresAt: row.token.expiresAt,
     },
     touch: needsTouch
       ? () =>
@@ -117,21 +120,33 @@ export function bearerOf(header: string | undefined): string | null {
 }
 
 /**
- * Resolves the caller if a bearer is present. It never rejects by itself: routes
- * decide (public routes ignore it, protected routes raise `authFailure`).
+ * Resolves the caller if a bearer (or, without one, the console's session cookie) is
+ * present. It never rejects by itself: routes decide (public routes ignore it,
+ * protected routes raise `authFailure`).
  */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const header = c.req.header("authorization");
-  if (header !== undefined) {
+  const cookie = header === undefined ? sessionCookieOf(c) : undefined;
+  if (cookie !== undefined) {
+    // The web console's session cookie (see session-cookie.ts): only a session
+    // token is accepted there, and a mutating call must prove it is same-origin.
+    const refused = csrfFailure(c) ?? (parseSecret(cookie) === "session" ? undefined : unauthorized());
+    if (refused) c.set("authFailure", refused);
+    else {
+      const r = await resolveBearer(c.get("db"), cookie, c.get("now"));
+      if ("error" in r) c.set("authFailure", r.error);
+      else c.set("principal", r.principal);
+    }
+  } else if (header !== undefined) {
     const bearer = bearerOf(header);
     if (!bearer) {
       c.set("authFailure", unauthorized("Authorization header must be `Bearer <token>`"));
     } else if (parseSecret(bearer) === "agent") {
-      const r = agentResolver ? await agentResolver(c.get("db"), bearer, new Date()) : unauthorized();
+      const r = agentResolver ? await agentResolver(c.get("db"), bearer, c.get("now")) : unauthorized();
       if (r instanceof ApiError) c.set("authFailure", r);
       else c.set("agent", r);
     } else {
-      const r = await resolveBearer(c.get("db"), bearer, new Date());
+      const r = await resolveBearer(c.get("db"), bearer, c.get("now"));
       if ("error" in r) c.set("authFailure", r.error);
       else {
         c.set("principal", r.principal);

@@ -4,6 +4,7 @@ import type { Db } from "../db/client";
 import type { Permission } from "./permissions";
 import { unauthorized, type ApiError } from "./errors";
 import type { AgentPrincipal } from "./auth";
+import { tenantDb, type Tenant } from "./tenant";
 
 /** Who is calling: resolved once per request from the bearer by `authenticate`. */
 export interface Principal {
@@ -18,6 +19,8 @@ export interface Principal {
   sessionId: number | null;
   /** Session: the user's role permissions. API token: its scopes that the user still holds. */
   permissions: ReadonlySet<Permission>;
+  /** When the presented credential (session or API token) expires, ISO 8601. */
+  expiresAt: string;
 }
 
 export interface AuditNote {
@@ -40,6 +43,10 @@ export type AppEnv = {
     /** Handlers may refine what the audit log records about their call. */
     audit: AuditNote | undefined;
     clientIp: string | null;
+    /** The request's clock (src/platform/clock.ts): read it instead of `new Date()`. */
+    now: Date;
+    /** The caller's organization handle, built on first use by `tenantOf`. */
+    tenant: Tenant | undefined;
   };
 };
 
@@ -49,4 +56,14 @@ export function principalOf(c: AppContext): Principal {
   const p = c.get("principal");
   if (!p) throw c.get("authFailure") ?? unauthorized();
   return p;
+}
+
+/** The data-access handle of the caller's organization (src/platform/tenant.ts). */
+export function tenantOf(c: AppContext): Tenant {
+  let t = c.get("tenant");
+  if (!t) {
+    t = tenantDb(c.get("db"), principalOf(c).organizationId);
+    c.set("tenant", t);
+  }
+  return t;
 }

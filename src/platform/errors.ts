@@ -2,6 +2,9 @@
  * The one error shape of the API (ADDENDUM 1):
  *   {"success": false, "error": {"code", "message", "details"?}}
  * Code throws `ApiError`; app.ts turns it (and anything else) into that body.
+ *
+ * The set of codes is closed and each code has exactly one HTTP status, so a
+ * handler names what went wrong and the status follows; a new code is added here.
  */
 import type { ZodError } from "zod";
 
@@ -10,24 +13,32 @@ export interface ErrorDetail {
   message: string;
 }
 
-export type ErrorCode =
-  | "validation_error"
-  | "invitation_invalid"
-  | "typosquat_ineligible"
-  | "unauthorized"
-  | "token_expired"
-  | "forbidden"
-  | "quota_exceeded"
-  | "not_found"
-  | "conflict"
-  | "payload_too_large"
-  | "rate_limited"
-  | "internal_error"
-  | (string & {});
+export const ERROR_STATUS = {
+  validation_error: 400,
+  invitation_invalid: 400,
+  typosquat_ineligible: 400,
+  unauthorized: 401,
+  token_expired: 401,
+  forbidden: 403,
+  quota_exceeded: 403,
+  /** A cookie-authenticated change without the console header (session-cookie.ts). */
+  csrf_failed: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  /** An upstream the service depends on (a resolver, a registry) failed. */
+  upstream_error: 502,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
 export class ApiError extends Error {
+  readonly status: number;
   constructor(
-    readonly status: number,
     readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
@@ -36,6 +47,7 @@ export class ApiError extends Error {
   ) {
     super(message);
     this.name = "ApiError";
+    this.status = ERROR_STATUS[code];
   }
 
   body() {
@@ -46,14 +58,16 @@ export class ApiError extends Error {
   }
 }
 
-export const badRequest = (message: string, details?: ErrorDetail[], code: ErrorCode = "validation_error") =>
-  new ApiError(400, code, message, details);
-export const unauthorized = (message = "Missing or invalid bearer token", code: ErrorCode = "unauthorized") =>
-  new ApiError(401, code, message);
-export const forbidden = (message = "The token lacks the required permission") => new ApiError(403, "forbidden", message);
-export const quotaExceeded = (message: string) => new ApiError(403, "quota_exceeded", message);
-export const notFound = (what = "Resource") => new ApiError(404, "not_found", `${what} not found`);
-export const conflict = (message: string, details?: ErrorDetail[]) => new ApiError(409, "conflict", message, details);
+export const badRequest = (message: string, details?: ErrorDetail[], code: "validation_error" | "invitation_invalid" | "typosquat_ineligible" = "validation_error") =>
+  new ApiError(code, message, details);
+/** A 400 naming one field: the common case of a value the schema accepted but the domain rules do not. */
+export const invalidField = (path: string, message: string, summary = "Invalid request") => badRequest(summary, [{ path, message }]);
+export const unauthorized = (message = "Missing or invalid bearer token", code: "unauthorized" | "token_expired" = "unauthorized") =>
+  new ApiError(code, message);
+export const forbidden = (message = "The token lacks the required permission") => new ApiError("forbidden", message);
+export const quotaExceeded = (message: string) => new ApiError("quota_exceeded", message);
+export const notFound = (what = "Resource") => new ApiError("not_found", `${what} not found`);
+export const conflict = (message: string, details?: ErrorDetail[]) => new ApiError("conflict", message, details);
 
 /** Converts zod issues into ADDENDUM 1 `details`: one `{path, message}` per field. */
 export function zodDetails(error: ZodError, prefix?: string): ErrorDetail[] {

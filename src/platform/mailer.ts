@@ -11,11 +11,13 @@
  *    sent over `cloudflare:sockets` with worker-mailer; failures stay `pending`
  *    with exponential backoff and are retried by the `mail.deliver` job; after
  *    MAX_ATTEMPTS they are `failed`. Sent bodies are redacted (they may carry
- *    invitation links, which are secrets).
+ *    invitation links, which are secrets), and attachments keep only their name,
+ *    type and size.
  */
+import { Buffer } from "node:buffer";
 import { and, eq, inArray, lte } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { mailOutbox } from "../db/schema/platform";
+import { mailOutbox, type MailAttachment } from "../db/schema/platform";
 import type { Config } from "../env";
 
 export interface MailMessage {
@@ -23,8 +25,14 @@ export interface MailMessage {
   to: string;
   subject: string;
   body: string;
-  /** What the message is about, e.g. `invitation`, `alert`, `test`. */
+  /** What the message is about, e.g. `invitation`, `alert`, `test`, `weekly_report`. */
   kind: string;
+  attachments?: MailAttachment[];
+}
+
+/** An attachment from bytes (base64-encoded for the outbox and for MIME). */
+export function attachment(filename: string, contentType: string, bytes: Uint8Array): MailAttachment {
+  return { filename, content_type: contentType, size: bytes.length, content: Buffer.from(bytes).toString("base64") };
 }
 
 /** Sends one message; throws on failure. */
@@ -61,8 +69,8 @@ function parseFrom(from: string): { name?: string; email: string } {
   return m ? { name: m[1] || undefined, email: m[2] } : { email: from.trim() };
 }
 
-export function smtpTransport(config: Config): MailTransport {
-  const settings = parseSmtpUrl(config.smtpUrl);
+/** SMTP delivery; `settings` default to the service's SMTP_URL (a channel passes its own, host already vetted). */
+export function smtpTransport(config: Config, settings: SmtpSettings = parseSmtpUrl(config.smtpUrl)): MailTransport {
   return {
     name: "smtp",
     async send(message) {
@@ -79,7 +87,13 @@ export function smtpTransport(config: Config): MailTransport {
         responseTimeoutMs: 10_000,
       });
       try {
-        await mailer.send({ from: parseFrom(config.mailFrom), to: { email: message.to }, subject: message.subject, text: message.body });
+        await mailer.send({
+          from: parseFrom(config.mailFrom),
+          to: { email: message.to },
+          subject: message.subject,
+          text: message.body,
+          attachments: message.attachments?.map((a) => ({ filename: a.filename, content: a.content, mimeType: a.content_type })),
+        });
       } finally {
         await mailer.close().catch(() => undefined);
       }
@@ -101,6 +115,7 @@ export function enqueueMail(db: Db, config: Config, message: MailMessage, now: D
       subject: message.subject,
       body: message.body,
       kind: message.kind,
+      attachments: message.attachments?.length ? message.attachments : null,
       status: config.smtpUrl ? "pending" : "stored",
       nextAttemptAt: config.smtpUrl ? now.toISOString() : null,
       createdAt: now.toISOString(),
@@ -136,11 +151,19 @@ export async function deliverPending(
   for (const row of due) {
     const attempts = row.attempts + 1;
     try {
-      await transport.send({ organizationId: row.organizationId, to: row.toAddress, subject: row.subject, body: row.body, kind: row.kind });
+      const attachments = row.attachments ?? undefined;
+      await transport.send({ organizationId: row.organizationId, to: row.toAddress, subject: row.subject, body: row.body, kind: row.kind, attachments });
       sent++;
       await db
         .update(mailOutbox)
-        .set({ status: "sent", attempts, sentAt: new Date().toISOString(), body: "(delivered; body redacted)", lastError: null })
+        .set({
+          status: "sent",
+          attempts,
+          sentAt: new Date().toISOString(),
+          body: "(delivered; body redacted)",
+          attachments: attachments?.map((a) => ({ ...a, content: "" })) ?? null,
+          lastError: null,
+        })
         .where(eq(mailOutbox.id, row.id))
         .run();
     } catch (err) {

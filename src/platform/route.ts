@@ -88,7 +88,7 @@ function auditAfter(spec: AuditSpec): MiddlewareHandler<AppEnv> {
       targetType: note?.targetType ?? spec.targetType,
       targetId: targetId === undefined || targetId === null ? null : String(targetId),
       clientIp: c.get("clientIp"),
-      at: new Date(),
+      at: c.get("now"),
     }).run();
   };
 }

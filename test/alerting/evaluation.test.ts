@@ -10,7 +10,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { alertStateOf, emitEvent } from "../../src/modules/alerting/emit";
 import type { ModuleName } from "../../src/modules/alerting/cel/variables";
-import type { AlertState, ProcessResult } from "../../durable-objects/alert-state";
+import type { AlertState } from "../../durable-objects/alert-state";
+import type { ProcessResult } from "../../src/modules/alerting/alert-state-contract";
 import { call, signup } from "../helpers";
 import { certScanEvent, ctLogEvent, dnsChangeEvent, rdapChangeEvent } from "./events";
 
@@ -256,7 +257,7 @@ describe("de-duplication, disabled rules, templates", () => {
     const second = await emitEvent(E, "ct-log", org.organizationId, ctLogEvent());
     expect(second).toMatchObject({ duplicate: true, fired: [], event_id: first.event_id });
     // Key order does not make a different event.
-    const reordered = Object.fromEntries(Object.entries(ctLogEvent()).reverse());
+    const reordered = Object.fromEntries(Object.entries(ctLogEvent()).reverse()) as ReturnType<typeof ctLogEvent>;
     expect((await emitEvent(E, "ct-log", org.organizationId, reordered)).duplicate).toBe(true);
     expect((await history(org.session, "ct-log")).total).toBe(1);
     // The same event for another organization is not a duplicate there.

@@ -4,9 +4,14 @@
  * ../shared/data/ct/certs/cloudflare-com-chain-2025.pem (leaf, issued by GTS WE1);
  * RDAP tests load the real RFC 9083 responses from the fixture hub instead.
  */
+import type { CertScanEvent } from "../../src/modules/cert-watcher/events";
+import { buildRdapEvent, type RdapChangeEvent } from "../../src/modules/rdap/events";
+import { NO_TYPOSQUAT, type CtLogEvent } from "../../src/modules/ct-log/events";
+import { DnsChangeEventSchema, type DnsChangeEvent } from "../../src/modules/dns-watcher/events";
 
-export function ctLogEvent(): Record<string, any> {
+export function ctLogEvent(): CtLogEvent {
   return {
+    kind: "match",
     cert: {
       subject: "26d54cff.sni.cloudflaressl.com",
       issuer: "C=US, O=Google Trust Services, CN=WE1",
@@ -49,13 +54,14 @@ export function ctLogEvent(): Record<string, any> {
       evaluated_at: "2025-09-10T18:20:03Z",
     },
     rate: { count: 3, window: "1h", precert_count: 2, final_count: 1, total_count: 3 },
+    typosquat: NO_TYPOSQUAT,
     filter_id: 7,
     matched_at: "2025-09-10T18:20:03Z",
   };
 }
 
 /** An RSA certificate for an IDN and an IP SAN, CAA-authorized. */
-export function ctLogRsaEvent(): Record<string, any> {
+export function ctLogRsaEvent(): CtLogEvent {
   const e = ctLogEvent();
   e.cert.subject = "xn--bcher-kva.example";
   e.cert.dns_names = ["xn--bcher-kva.example", "www.xn--bcher-kva.example", "192.0.2.10"];
@@ -67,7 +73,7 @@ export function ctLogRsaEvent(): Record<string, any> {
   return e;
 }
 
-export function certScanEvent(): Record<string, any> {
+export function certScanEvent(): CertScanEvent {
   return {
     monitor_cn: "mail.example.com",
     dns_name: "mail.example.com",
@@ -109,8 +115,8 @@ export function certScanEvent(): Record<string, any> {
   };
 }
 
-/** A failed scan: only the identifying fields and the error. */
-export function certScanFailedEvent(): Record<string, any> {
+/** A failed scan as the Worker emits it: no certificate, no validity, the error. */
+export function certScanFailedEvent(): CertScanEvent {
   return {
     monitor_cn: "legacy.example.com",
     dns_name: "",
@@ -119,7 +125,8 @@ export function certScanFailedEvent(): Record<string, any> {
     protocol: [],
     ciphers: [],
     named_groups: [],
-    validity_days: 0,
+    certificate: null,
+    validity_days: null,
     intermediates: [],
     validation_path: [],
     has_error: true,
@@ -127,8 +134,18 @@ export function certScanFailedEvent(): Record<string, any> {
   };
 }
 
-export function dnsChangeEvent(): Record<string, any> {
-  return {
+/** A DNS watcher change event (the shape of src/modules/dns-watcher/events.ts): MX hijacked, SPF softened. */
+export function dnsChangeEvent(): DnsChangeEvent {
+  const spf = (all: string) => ({
+    record: `v=spf1 include:_spf.example.net ${all}`,
+    all,
+    mechanisms: ["include:_spf.example.net", all],
+    includes: ["_spf.example.net"],
+    lookup_count: 1,
+    allows_all: false,
+  });
+  const dmarc = { record: "v=DMARC1; p=reject; rua=mailto:dmarc@example.com", p: "reject", sp: "", np: "", pct: 100, t: false, adkim: "r", aspf: "r", rua: ["mailto:dmarc@example.com"], ruf: [] };
+  return DnsChangeEventSchema.parse({
     domain: "example.com",
     changed_records: [
       {
@@ -144,35 +161,22 @@ export function dnsChangeEvent(): Record<string, any> {
         new_values: ['"v=spf1 include:_spf.example.net ~all"'],
       },
     ],
-    dnssec: { validated: false, error: "" },
-    spf: {
-      current: {
-        record: "v=spf1 include:_spf.example.net ~all",
-        all: "~all",
-        mechanisms: ["include:_spf.example.net", "~all"],
-        includes: ["_spf.example.net"],
-      },
-      previous: {
-        record: "v=spf1 include:_spf.example.net -all",
-        all: "-all",
-        mechanisms: ["include:_spf.example.net", "-all"],
-        includes: ["_spf.example.net"],
-      },
-    },
-    dmarc: {
-      current: { record: "v=DMARC1; p=reject; rua=mailto:dmarc@example.com", p: "reject", sp: "", pct: 100, rua: ["mailto:dmarc@example.com"], ruf: [] },
-      previous: { record: "v=DMARC1; p=reject; rua=mailto:dmarc@example.com", p: "reject", sp: "", pct: 100, rua: ["mailto:dmarc@example.com"], ruf: [] },
-    },
+    dnssec: { validated: false, status: "insecure", previous_status: "insecure", error: "", ede_codes: [] },
+    spf: { current: spf("~all"), previous: spf("-all"), allows_all: false, became_permissive: false },
+    dmarc: { current: dmarc, previous: dmarc, regressions: [], verdict: "" },
     resolved_at: "2025-10-01T12:00:00Z",
-  };
+  });
 }
 
 /** An RDAP change event around two real RDAP responses. */
-export function rdapChangeEvent(current: unknown, previous: unknown, domain: string, tld: string): Record<string, any> {
-  return {
+export function rdapChangeEvent(current: unknown, previous: unknown, domain: string, tld: string): RdapChangeEvent {
+  return buildRdapEvent({
     domain,
     tld,
-    rdap: { current, previous },
-    metadata: { fetched_at: "2025-10-01T06:00:00Z", rdap_server: `https://rdap.example-registry.test/domain/${domain}`, http_status: 200 },
-  };
+    current,
+    previous,
+    fetchedAt: "2025-10-01T06:00:00Z",
+    rdapServer: `https://rdap.example-registry.test/domain/${domain}`,
+    httpStatus: 200,
+  });
 }

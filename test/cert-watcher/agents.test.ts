@@ -3,13 +3,11 @@
 // from real scanner-node results, history with framework verdicts, alerts.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../../src/db/client";
-import { leaseJobs, LEASE_SECONDS } from "../../src/modules/cert-watcher/agents";
+import { LEASE_SECONDS } from "../../src/modules/cert-watcher/agents";
 import { call, expectError } from "../helpers";
 import { agentCall, createMonitor, fireCron, newOrg, registerAgent, result, scanOnce } from "./helpers";
 
 const M = "/api/cert-watcher/monitors";
-const db = () => createDb((env as any).DB);
 
 async function jobsOf(organizationId: number) {
   const r = await (env as any).DB.prepare("SELECT target_id, status, attempts FROM cert_scan_jobs WHERE organization_id = ? ORDER BY id").bind(organizationId).all();
@@ -128,11 +126,12 @@ describe("scan scheduling and leasing", () => {
     expect(rest.body.jobs.map((j: any) => j.job_id)).not.toContain(first.body.jobs[0].job_id);
     expect((await agentCall("lease", second.token, { max_jobs: 10 })).body.jobs).toEqual([]);
 
-    const principal = { agentId: second.id, organizationId: org.organizationId };
-    const early = await leaseJobs(db(), principal, 10, new Date(Date.now() + (LEASE_SECONDS - 30) * 1000));
-    expect(early.jobs).toEqual([]);
-    const late = await leaseJobs(db(), principal, 10, new Date(Date.now() + (LEASE_SECONDS + 30) * 1000));
-    expect(late.jobs.map((j) => [j.job_id, j.attempt]).sort()).toEqual(
+    // The request clock moves past the lease (X-Trust-Plane-Now, test configuration only).
+    const at = (seconds: number) => ({ "x-trust-plane-now": new Date(Date.now() + seconds * 1000).toISOString() });
+    const early = await agentCall("lease", second.token, { max_jobs: 10 }, at(LEASE_SECONDS - 30));
+    expect(early.body.jobs).toEqual([]);
+    const late = (await agentCall("lease", second.token, { max_jobs: 10 }, at(LEASE_SECONDS + 30))).body;
+    expect(late.jobs.map((j: any) => [j.job_id, j.attempt]).sort()).toEqual(
       [[first.body.jobs[0].job_id, 2], [rest.body.jobs[0].job_id, 2]].sort(),
     );
     // Revoking an agent releases its leases at once.

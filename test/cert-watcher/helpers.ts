@@ -45,8 +45,8 @@ export async function registerAgent(token: string, name = "agent"): Promise<{ id
 }
 
 /** An agent request (its own client IP: agent calls are rate limited like anonymous ones). */
-export function agentCall(path: "lease" | "results", agentToken: string | undefined, body: unknown) {
-  return call("POST", `/api/cert-watcher/agents/${path}`, { token: agentToken, body, headers: { "cf-connecting-ip": uniqueIp() } });
+export function agentCall(path: "lease" | "results", agentToken: string | undefined, body: unknown, headers: Record<string, string> = {}) {
+  return call("POST", `/api/cert-watcher/agents/${path}`, { token: agentToken, body, headers: { "cf-connecting-ip": uniqueIp(), ...headers } });
 }
 
 let quietCt: Promise<Record<string, string>> | undefined;

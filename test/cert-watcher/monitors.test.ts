@@ -1,7 +1,8 @@
 // Certificate monitors and IP targets through the API: CRUD, validation, paging and
 // sorting, uniqueness, quota, cross-organization isolation, security standards.
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, createToken, expectError } from "../helpers";
+import { call, createToken, expectError, type CallResult } from "../helpers";
 import { TEST_LEAF_PEM, TEST_ROOT_CA_PEM } from "./fixtures/pems";
 import { createMonitor, newOrg } from "./helpers";
 
@@ -188,5 +189,67 @@ describe("certificate monitors", () => {
     const pci = s.body.standards.find((d: any) => d.id === "pci-dss-4.0.1");
     expect(pci.protocols.allowed).not.toContain("TLSv1.0");
     expect(pci.cipherSuites.allowed.length).toBeGreaterThan(10);
+  });
+});
+
+/** Statuses of parallel calls, counted: { 201: 1, 409: 19 }. */
+function tally(results: CallResult[]): Record<number, number> {
+  const out: Record<number, number> = {};
+  for (const r of results) out[r.status] = (out[r.status] ?? 0) + 1;
+  return out;
+}
+
+async function targetRows(organizationId: number): Promise<number> {
+  const r = await (env as any).DB.prepare("SELECT count(*) AS n FROM cert_targets WHERE organization_id = ?").bind(organizationId).first();
+  return r.n as number;
+}
+
+describe("certificate monitors under concurrency", () => {
+  it("20 parallel identical creates: one 201, the rest 409, never 500; the targets are saved once", async () => {
+    const org = await newOrg();
+    const body = { cn: "race.example.com", port: 8443, ip_addresses: ["192.0.2.40", "192.0.2.41"] };
+    const results = await Promise.all(Array.from({ length: 20 }, () => call("POST", M, { token: org.session, body })));
+    expect(tally(results)).toEqual({ 201: 1, 409: 19 });
+    for (const r of results.filter((r) => r.status === 409)) expect(r.body.error.code).toBe("conflict");
+    expect((await call("GET", M, { token: org.session })).body.total).toBe(1);
+    expect(await targetRows(org.organizationId)).toBe(2);
+  });
+
+  it("20 parallel distinct creates on the free tier (10): exactly 10 are 201, the rest 403, nothing half-saved", async () => {
+    const org = await newOrg();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => call("POST", M, { token: org.session, body: { cn: `p${i}.example.com`, ip_addresses: [`192.0.2.${100 + i}`] } })),
+    );
+    expect(tally(results)).toEqual({ 201: 10, 403: 10 });
+    for (const r of results.filter((r) => r.status === 403)) expect(r.body.error.code).toBe("quota_exceeded");
+    // quota_remaining counts what exists after each insert: the ten answers are 0..9 in some order.
+    expect(results.filter((r) => r.status === 201).map((r) => r.body.quota_remaining).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect((await call("GET", M, { token: org.session })).body.total).toBe(10);
+    // A refused monitor left no target behind.
+    expect(await targetRows(org.organizationId)).toBe(10);
+  });
+
+  it("parallel target adds: the per-monitor cap (100) and the unique address hold", async () => {
+    const org = await newOrg();
+    const ips = Array.from({ length: 99 }, (_, i) => `10.0.${Math.floor(i / 250)}.${(i % 250) + 1}`);
+    const id = await createMonitor(org.session, { cn: "cap.example.com", ip_addresses: ips });
+    const T = `${M}/${id}/targets`;
+    const same = await Promise.all(Array.from({ length: 8 }, () => call("POST", T, { token: org.session, body: { ip_address: "192.0.2.200" } })));
+    expect(tally(same)).toEqual({ 201: 1, 409: 7 });
+    // The monitor now has 100 targets: every further add is refused, however many run at once.
+    const more = await Promise.all(Array.from({ length: 5 }, (_, i) => call("POST", T, { token: org.session, body: { ip_address: `192.0.2.${210 + i}` } })));
+    expect(tally(more)).toEqual({ 403: 5 });
+    for (const r of more) expect(r.body.error.code).toBe("quota_exceeded");
+    expect((await call("GET", T, { token: org.session })).body.targets).toHaveLength(100);
+  });
+
+  it("parallel adds at 98 targets: exactly two of five get in", async () => {
+    const org = await newOrg();
+    const ips = Array.from({ length: 98 }, (_, i) => `10.1.0.${i + 1}`);
+    const id = await createMonitor(org.session, { cn: "cap2.example.com", ip_addresses: ips });
+    const T = `${M}/${id}/targets`;
+    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => call("POST", T, { token: org.session, body: { ip_address: `192.0.2.${220 + i}` } })));
+    expect(tally(results)).toEqual({ 201: 2, 403: 3 });
+    expect((await call("GET", T, { token: org.session })).body.targets).toHaveLength(100);
   });
 });

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { monitorIndicators, protocolStatus, validityStatus } from "../../src/modules/cert-watcher/indicators";
 import { normalizeHostname, normalizeIp, resolveStartTls } from "../../src/modules/cert-watcher/names";
 import { RootCaError, validateRootCaPem } from "../../src/modules/cert-watcher/root-ca";
-import { analyseScan, ScanResultInput } from "../../src/modules/cert-watcher/scan-result";
+import { ScanResult as ScanResultInput } from "@trust-plane/scan-contract";
+import { analyseScan } from "../../src/modules/cert-watcher/scan-result";
 import { SELF_SIGNED_PEM, TEST_LEAF_PEM, TEST_ROOT_CA_PEM } from "./fixtures/pems";
 import { result } from "./helpers";
 

@@ -4,7 +4,7 @@
 // CtLogCursor per log; matches, CAA verdicts (local DoH), occurrences across both
 // logs, feed proposals and alert events become visible through the API.
 import { describe, expect, it } from "vitest";
-import { call, expectError, signup } from "../helpers";
+import { call, expectError, pollUntil, signup } from "../helpers";
 import { copyEntries, createLog, cronAndWait, cursor, dohZone, indicesMatching, logKey, navigliEntries, publishLogList, runCron, uid, waitForPosition } from "./ingest-helpers";
 
 const caa = (name: string, value: string, tag = "issue") => ({ name, type: "CAA", ttl: 300, data: { flags: 0, tag, value } });
@@ -150,16 +150,18 @@ describe("CT ingestion end to end", () => {
     expect(accepted.body.proposals.map((p: any) => p.id)).toEqual([p0.id]);
     expect((await call("GET", "/api/ct-log/proposals", { token: b.session })).body.total).toBe(0);
 
-    // Events: the rule fired for CAA violations (chixbbq.org), never for cynova.dev.
-    const hist = await call("GET", "/api/ct-log/alert-history?limit=100", { token: a.session });
-    expect(hist.status).toBe(200);
-    expect(hist.body.total).toBeGreaterThan(0);
-    expect(JSON.stringify(hist.body.alerts)).not.toMatch(/cynova\.dev/);
+    // Events (through the queue): the rule fired for CAA violations (chixbbq.org), never for cynova.dev.
+    const hist = await pollUntil(async () => {
+      const r = await call("GET", "/api/ct-log/alert-history?limit=100", { token: a.session });
+      return r.status === 200 && r.body.total >= chix.length ? r : null;
+    }, 20_000, 100);
+    expect(hist?.body.total).toBe(chix.length);
+    expect(JSON.stringify(hist!.body.alerts)).not.toMatch(/cynova\.dev/);
 
     // A later run with nothing new changes nothing.
     await cronAndWait(config, [sKey.log_id_b64, rKey.log_id_b64]);
     expect((await call("GET", "/api/ct-log/matches", { token: a.session })).body.total).toBe(expectedIdx.size);
-  });
+  }, 90_000);
 
   it("serves the log list in use and falls back to the bundled copy when the signature does not verify", async () => {
     const id = uid();

@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import worker from "../../src/index";
 import { unique } from "../helpers";
-import type { CursorStatus } from "../../durable-objects/ct-log-cursor";
+import type { CursorStatus } from "../../src/modules/ct-log/cursor-contract";
 import { normalizeCertificateName } from "../../src/modules/ct-log/cert/names";
 import { parseFilterPattern } from "../../src/modules/ct-log/filters/pattern";
 import { filterMatchesName } from "../../src/modules/ct-log/filters/semantics";
@@ -68,7 +68,19 @@ export async function runCron(overrides: Record<string, string>, scheduledTime =
   await waitOnExecutionContext(ctx);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * An API call served with configuration overrides (like runCron): for endpoints that read
+ * the configured log list, such as GET /api/ct-log/logs.
+ */
+export async function callWithConfig(overrides: Record<string, string>, path: string, token: string): Promise<{ status: number; body: any }> {
+  const ctx = createExecutionContext();
+  const req = new Request(`http://trust-plane.test${path}`, { headers: { authorization: `Bearer ${token}`, "cf-connecting-ip": "192.0.2.1" } });
+  const res = await worker.fetch(req, { ...(env as any), ...overrides }, ctx);
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, body: await res.json() };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Fires the Cron Trigger, then waits until each named log's cursor has completed a

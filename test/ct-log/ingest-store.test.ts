@@ -7,13 +7,14 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { ctMatchFilters, ctMatchOccurrences, ctMatches, ctProposals, organizations } from "../../src/db/schema";
-import { createDohClient } from "../../src/modules/dns/doh";
+import { createDohClient } from "../../src/platform/dns/doh";
 import { certificateDedupKey, certificateFingerprint } from "../../src/modules/ct-log/cert/dedup";
 import { certificateDedupKeySync, certificateFingerprintSync } from "../../src/modules/ct-log/cert/fast-hash";
 import { FilterIndex } from "../../src/modules/ct-log/filters/label-index";
 import { EntryMatcher, type ObservedEntry } from "../../src/modules/ct-log/ingest";
 import type { LogEntry } from "../../src/modules/ct-log/log-client/types";
-import { commitObservations, emitPendingEvents } from "../../src/modules/ct-log/store";
+import { publishObservations } from "../../src/modules/ct-log/store";
+import { fanOutPublished, unemittedEvents, type CtLogPublished } from "../../src/modules/ct-log/fanout";
 import { pruneMatches } from "../../src/modules/ct-log/service";
 import { parseDataTile, tileLeafHash } from "../../src/modules/ct-log/wire/static-ct";
 import { eq, sql } from "drizzle-orm";
@@ -94,32 +95,42 @@ describe("CT ingest: matcher, commit, events", () => {
       cert: certOf(sha, idx),
       caa,
       hits: [{ filterId, organizationId: org, names: ["a.example", "*.b.example"] }],
-      observedAt: at,
+      typosquats: [],
+      entryTimestamp: Date.parse(at),
     });
     // A precertificate and its final certificate (same dedup key), then an unrelated certificate.
     const batch = [obs(1, "aa".repeat(32), "d1".repeat(32), true), obs(2, "bb".repeat(32), "d1".repeat(32), false), obs(3, "cc".repeat(32), "d2".repeat(32), true)];
     const log = { logId: `log-${uid()}`, logName: "L" };
     await db.run(sql`INSERT INTO ct_filters (id, organization_id, pattern, match_type, feed_dns_enabled, feed_certs_enabled) VALUES (${filterId}, ${org}, 'a.example', 'wide', 1, 1)`);
 
-    await commitObservations(db, log, batch);
-    await commitObservations(db, log, batch); // the replay after a crash
+    expect(await publishObservations(db, log, batch)).toEqual([org]);
+    expect(await publishObservations(db, log, batch)).toEqual([org]); // the replay after a crash
     const matches = await db.select().from(ctMatches).where(eq(ctMatches.organizationId, org)).all();
     expect(matches).toHaveLength(2);
     const occ = await db.select().from(ctMatchOccurrences).where(eq(ctMatchOccurrences.organizationId, org)).all();
     expect(occ.map((o) => o.logIndex).sort()).toEqual([1, 2, 3]);
+    // Typed JSON columns: the event's certificate and CAA fields as they were observed.
+    expect(occ.find((o) => o.logIndex === 2)!.cert).toEqual(certOf("bb".repeat(32), 2));
+    expect(occ[0].caa).toEqual(caa);
+    // Every row of one publication carries the time it became visible, and the replay did not move first_matched_at.
+    expect(new Set(occ.map((o) => o.observedAt)).size).toBe(1);
+    expect(matches.every((m) => m.firstMatchedAt === occ[0].observedAt)).toBe(true);
     const mf = await db.select().from(ctMatchFilters).where(eq(ctMatchFilters.organizationId, org)).all();
     expect(mf).toHaveLength(2);
 
-    const events: any[] = [];
-    const emit = async (o: number, e: any) => void events.push({ o, e });
-    expect(await emitPendingEvents(db, log, 0, 4, emit)).toBe(2);
-    expect(await emitPendingEvents(db, log, 0, 4, emit)).toBe(0);
-    expect(events.map((x) => x.o)).toEqual([org, org]);
-    const ev = events.find((x) => x.e.cert.log_index === 1)!.e;
-    expect(Object.keys(ev).sort()).toEqual(["caa", "cert", "filter_id", "matched_at", "rate"]);
-    expect(ev).toMatchObject({ filter_id: filterId, matched_at: at, caa });
+    const published: CtLogPublished = { type: "ct-log.published", organizationId: org, logId: log.logId, from: 0, to: 4 };
+    const { events } = await unemittedEvents(db, [published]);
+    expect(events).toHaveLength(2);
+    expect(events.map((e) => e.id).sort()).toEqual(mf.map((m) => `ct-log:match:${m.matchId}:${filterId}`).sort());
+    const ev = events.find((x) => x.event.cert.log_index === 1)!.event;
+    expect(Object.keys(ev).sort()).toEqual(["caa", "cert", "filter_id", "kind", "matched_at", "rate", "typosquat"]);
+    expect(ev).toMatchObject({ kind: "match", filter_id: filterId, matched_at: occ[0].observedAt, caa, typosquat: { candidate_domain: "", evidence: [] } });
     // Two certificates (one with precert + final) matched this filter within the hour: 3 entries.
     expect(ev.rate).toEqual({ count: 2, window: "1h", precert_count: 2, final_count: 1, total_count: 3 });
+    // The fan-out evaluates them (no rules: nothing fires) and marks them: a second delivery finds nothing.
+    await fanOutPublished([published, published], { env: env as any, db, now: new Date() });
+    expect((await unemittedEvents(db, [published])).events).toHaveLength(0);
+    expect((await db.select().from(ctMatchFilters).where(eq(ctMatchFilters.organizationId, org)).all()).every((m) => m.eventEmittedAt !== null)).toBe(true);
 
     const props = await db.select().from(ctProposals).where(eq(ctProposals.organizationId, org)).all();
     expect(props.map((p) => `${p.kind}:${p.hostname}`).sort()).toEqual(["certs:a.example", "dns:a.example", "dns:b.example"]);

@@ -20,12 +20,16 @@ describe("CT log OpenAPI", () => {
       ["/api/ct-log/proposals", "get", "ct-log:view_monitoring"],
       ["/api/ct-log/proposals/{proposal_id}/accept", "post", "ct-log:update_monitoring"],
       ["/api/ct-log/proposals/{proposal_id}/dismiss", "post", "ct-log:update_monitoring"],
+      ["/api/ct-log/logs", "get", "ct-log:view_monitoring"],
       ["/api/cert-watcher/ct-log-list", "get", "cert-watcher:view_monitoring"],
     ];
     for (const [path, method, permission] of expected) {
       expect(paths[path]?.[method], `${method} ${path}`).toBeDefined();
       expect(paths[path][method]["x-required-permission"]).toBe(permission);
     }
+    // Polling by time is safe: the description says which time check-new compares.
+    expect(paths["/api/ct-log/matches/check-new"].get.description).toMatch(/became visible/);
+    expect(paths["/api/ct-log/matches/check-new"].get.description).toMatch(/no match is ever missed/);
     expect(paths["/api/ct-log/filters"].get.parameters.map((p: any) => p.name).sort()).toEqual(["page", "page_size", "sort_by", "sort_order"]);
   });
 });

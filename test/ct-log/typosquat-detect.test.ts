@@ -111,6 +111,9 @@ describe("typosquat detector on dnstwist permutations", () => {
     expect(ev("payypal.com")).toEqual({ candidate_domain: "payypal.com", evidence: ["repetition"], edit_distance: 1 });
     expect(ev("papyal.com")).toEqual({ candidate_domain: "papyal.com", evidence: ["transposition"], edit_distance: 1 });
     expect(ev("paxpal.com")).toEqual({ candidate_domain: "paxpal.com", evidence: ["edit_distance"], edit_distance: 1 });
+    // The protected domain as labels of another domain: a combosquat by subdomain, reported as an affix of that domain.
+    expect(ev("paypal.com.evil.net")).toEqual({ candidate_domain: "evil.net", evidence: ["affix"] });
+    expect(ev("login.paypal.com.evil.co.uk")).toEqual({ candidate_domain: "evil.co.uk", evidence: ["affix"] });
     // paypal has 6 characters: distance 2 is too far.
     expect(ev("paxpxl.com")).toBeNull();
     // Long labels: distance 2.

@@ -11,7 +11,10 @@ import {
   SubjectAlternativeName, SubjectPublicKeyInfo, TBSCertificate, Validity, Version, id_ce_subjectAltName,
 } from "@peculiar/asn1-x509";
 import { describe, expect, it } from "vitest";
-import { call, expectError, signup } from "../helpers";
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { alertStateOf } from "../../src/modules/alerting/emit";
+import { call, expectError, pollUntil, signup } from "../helpers";
 import { createLog, cronAndWait, dohZone, logKey, postJson, publishLogList, runCron, uid, waitForPosition } from "./ingest-helpers";
 
 const ECDSA_WITH_SHA256 = "1.2.840.10045.4.3.2";
@@ -149,5 +152,71 @@ describe("typosquatting end to end", () => {
     await runCron(config);
     await waitForPosition(key.log_id_b64, 9);
     expect((await call("GET", "/api/ct-log/typosquatting/matches", { token: a.session })).body.total).toBe(3);
-  });
+  }, 60_000);
+
+  it("lookalikes are CT-Log events: typosquat.* in introspection, a rule on the evidence fires, the webhook receives it; paypal.com.evil.net is an affix", async () => {
+    const E = env as any;
+    const id = uid();
+    const log = `te${id}`;
+    await createLog(log, { from: "pilot", size: 2, leafIndexExtension: false });
+    const list = await publishLogList(`tel${id}`, [{ log, protocol: "rfc6962" }]);
+    const config = { ...list, CT_BATCH_SIZE: "64", DOH_RESOLVER_URLS: await dohZone(`tez${id}`, []) };
+    const key = await logKey(log);
+    const org = await signup("Typo events");
+
+    // The module's CEL variables name the lookalike's fields.
+    const intro = await call("GET", "/api/ct-log/introspection", { token: org.session });
+    expect(intro.status).toBe(200);
+    const vars = new Map((intro.body.variables as { path: string; type: string }[]).map((v) => [v.path, v.type]));
+    for (const path of ["kind", "typosquat.candidate_domain", "typosquat.protected_domain", "typosquat.certificate_name", "typosquat.evidence", "typosquat.edit_distance"]) {
+      expect(vars.has(path), path).toBe(true);
+    }
+
+    expect((await call("POST", "/api/ct-log/filters", { token: org.session, body: { pattern: "paypal.com", match_type: "wide", typosquat_enabled: true } })).status).toBe(201);
+    const box = `typo-${id}`;
+    const ch = await call("POST", "/api/notification-channels", { token: org.session, body: { name: `typo-${id}`, kind: "webhook", url: `${E.FIXTURE_URL}/webhook/${box}` } });
+    expect(ch.status).toBe(201);
+    for (const [name, expression] of [
+      ["confusable lookalike", 'typosquat.evidence.exists(e, e == "confusable")'],
+      ["combosquat by subdomain", 'kind == "typosquat" && typosquat.candidate_domain == "evil.net" && "affix" in typosquat.evidence'],
+    ]) {
+      const r = await call("POST", "/api/ct-log/alert-rules", { token: org.session, body: { name, expression, severity: "high", throttle_seconds: 0, channel_ids: [ch.body.id] } });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+    }
+
+    expect((await cronAndWait(config, [key.log_id_b64]))[0]).toMatchObject({ position: 2, lastError: null });
+    const confusable = await certificate(["paypa1.com"]);
+    const combo = await certificate(["paypal.com.evil.net"]);
+    const login = await certificate(["paypal-login.com"]); // affix on its own registrable domain: neither rule
+    await postJson(`/ctlog/${log}/__control/entries`, { certificates: [confusable.b64, combo.b64, login.b64] });
+    await runCron(config);
+    await waitForPosition(key.log_id_b64, 5);
+
+    const matches = (await call("GET", "/api/ct-log/typosquatting/matches?sort_by=candidate_domain&sort_order=asc", { token: org.session })).body.matches;
+    expect(matches.map((m: any) => [m.candidate_domain, m.certificate_name, m.evidence])).toEqual([
+      ["evil.net", "paypal.com.evil.net", ["affix"]],
+      ["paypa1.com", "paypa1.com", ["confusable"]],
+      ["paypal-login.com", "paypal-login.com", ["affix"]],
+    ]);
+
+    // Through the queue to the organization's AlertState: exactly the two lookalikes the rules name.
+    const hist = await pollUntil(async () => {
+      const r = await call("GET", "/api/ct-log/alert-history?limit=100", { token: org.session });
+      return r.status === 200 && r.body.total >= 2 ? r : null;
+    }, 30_000, 100);
+    expect(hist, "no typosquat alert fired").not.toBeNull();
+    expect(hist!.body.total).toBe(2);
+    const fired = JSON.stringify(hist!.body.alerts);
+    expect(fired).toContain("paypa1.com");
+    expect(fired).toContain("paypal.com.evil.net");
+    expect(fired).not.toContain("paypal-login.com");
+
+    const stub = alertStateOf(E, org.organizationId) as unknown as DurableObjectStub;
+    await (runInDurableObject as unknown as (s: DurableObjectStub, fn: (o: any) => Promise<unknown>) => Promise<unknown>)(stub, (o) => o.deliverNow(org.organizationId));
+    const inbox = (await (await fetch(`${E.FIXTURE_URL}/webhook/__control/${box}`)).json()) as { received: { body: string }[] };
+    expect(inbox.received.length).toBe(2);
+    const bodies = inbox.received.map((r) => r.body).join("\n");
+    expect(bodies).toContain("paypa1.com");
+    expect(bodies).toContain("paypal.com.evil.net");
+  }, 60_000);
 });

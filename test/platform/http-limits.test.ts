@@ -5,7 +5,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { decide } from "../../durable-objects/org-gate";
+import { decide } from "../../src/platform/rate-limit/buckets";
 import { MAX_BODY_BYTES, createApp } from "../../src/app";
 import { call, callFresh, createToken, expectErrorShape, signupFresh, uniqueIp } from "../helpers";
 

@@ -12,6 +12,8 @@ const PLATFORM_OPERATIONS: [string, string, string | string[]][] = [
   ["post", "/api/auth/login", "none"],
   ["post", "/api/auth/logout", "authenticated"],
   ["get", "/api/auth/me", "authenticated"],
+  ["get", "/api/auth/me/preferences", "authenticated"],
+  ["put", "/api/auth/me/preferences", "authenticated"],
   ["post", "/api/auth/invitations/accept", "none"],
   ["get", "/api/api-tokens", "api-tokens:view_own_tokens"],
   ["post", "/api/api-tokens", "api-tokens:create_tokens"],
@@ -129,5 +131,10 @@ describe("docs", () => {
     expect(typeof r.body).toBe("string");
     expect(r.body).toMatch(/<html/i);
     expect(r.body).toContain("/api/openapi.json");
+    // Air-gapped: the reference's script comes from this origin (the console's static
+    // assets), never from a CDN, and no web fonts are fetched.
+    expect(r.body).toContain('<script src="/vendor/scalar-api-reference.js">');
+    expect(r.body).not.toMatch(/<script[^>]+src="https?:/);
+    expect(r.body).toContain('"withDefaultFonts": false');
   });
 });

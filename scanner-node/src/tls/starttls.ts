@@ -1,12 +1,9 @@
 // Plaintext upgrade dialogues that precede the ClientHello. Each leaves the connection at the
 // point where the server expects TLS bytes; a refusal is a StartTlsError with the server's words.
+import type { StartTlsProtocol } from "@trust-plane/scan-contract/vocabulary";
 import { ConnectionClosed, type Connection } from "./connection";
 
-export type StartTlsProtocol = "smtp" | "imap" | "pop3" | "ftp" | "ldap" | "xmpp" | "postgres";
-export const STARTTLS_PROTOCOLS: readonly StartTlsProtocol[] = ["smtp", "imap", "pop3", "ftp", "ldap", "xmpp", "postgres"];
-
-/** Conventional plaintext ports, used to pick a default when --starttls is given without one. */
-export const STARTTLS_PORTS: Record<number, StartTlsProtocol> = { 25: "smtp", 587: "smtp", 143: "imap", 110: "pop3", 21: "ftp", 389: "ldap", 5222: "xmpp", 5432: "postgres" };
+export { STARTTLS_PROTOCOLS, type StartTlsProtocol } from "@trust-plane/scan-contract/vocabulary";
 
 export class StartTlsError extends Error { override name = "StartTlsError"; }
 

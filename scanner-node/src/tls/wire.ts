@@ -44,8 +44,19 @@ const u16 = (n: number) => Buffer.from([(n >> 8) & 0xff, n & 0xff]);
 const u24 = (n: number) => Buffer.from([(n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff]);
 const vec8 = (b: Buffer) => Buffer.concat([u8(b.length), b]);
 const vec16 = (b: Buffer) => Buffer.concat([u16(b.length), b]);
-const list16 = (xs: readonly number[]) => Buffer.concat(xs.map(u16));
+/** A list of 16-bit values in one allocation (a hello lists hundreds of suites; one Buffer each was measurable). */
+const list16 = (xs: readonly number[]) => {
+  const b = Buffer.allocUnsafe(xs.length * 2);
+  for (let i = 0; i < xs.length; i++) {
+    b[2 * i] = (xs[i] >> 8) & 0xff;
+    b[2 * i + 1] = xs[i] & 0xff;
+  }
+  return b;
+};
 const ext = (type: number, body: Buffer) => Buffer.concat([u16(type), vec16(body)]);
+
+/** The same in every TLS >= 1.2 hello: built once (hellos are built by the hundred per scan). */
+let SIGNATURE_ALGORITHMS_EXT: Buffer | undefined;
 
 export interface KeyShareEntry { group: number; key: Buffer }
 
@@ -84,7 +95,7 @@ export function buildClientHello(spec: ClientHelloSpec): Buffer {
     }
     if (spec.groups?.length) exts.push(ext(EXT.supportedGroups, vec16(list16(spec.groups))));
     exts.push(ext(EXT.ecPointFormats, vec8(Buffer.from([0, 1, 2]))));
-    if (v >= VERSION["TLSv1.2"]) exts.push(ext(EXT.signatureAlgorithms, vec16(list16(SIGNATURE_SCHEMES))));
+    if (v >= VERSION["TLSv1.2"]) exts.push((SIGNATURE_ALGORITHMS_EXT ??= ext(EXT.signatureAlgorithms, vec16(list16(SIGNATURE_SCHEMES)))));
     exts.push(ext(EXT.renegotiationInfo, Buffer.from([0])));
     exts.push(ext(EXT.extendedMasterSecret, Buffer.alloc(0)));
     if (tls13) {

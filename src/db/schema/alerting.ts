@@ -4,23 +4,23 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { organizations } from "./platform";
 
-const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`;
+import { id, organizationId, createdAt, updatedAt } from "./columns";
+
 const MODULES = ["ct-log", "dns-watcher", "rdap", "cert-watcher"] as const;
 const SEVERITIES = ["info", "low", "medium", "high", "critical"] as const;
 
 export const alertTemplates = sqliteTable(
   "alert_templates",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     module: text("module", { enum: MODULES }).notNull(),
     name: text("name").notNull(),
     subject: text("subject").notNull(),
     body: text("body").notNull(),
-    createdAt: text("created_at").notNull().default(now),
-    updatedAt: text("updated_at").notNull().default(now),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [index("alert_templates_org_module_idx").on(t.organizationId, t.module)],
 );
@@ -28,8 +28,8 @@ export const alertTemplates = sqliteTable(
 export const alertRules = sqliteTable(
   "alert_rules",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     module: text("module", { enum: MODULES }).notNull(),
     name: text("name").notNull(),
     expression: text("expression").notNull(),
@@ -40,8 +40,8 @@ export const alertRules = sqliteTable(
     throttleSeconds: integer("throttle_seconds").notNull().default(0),
     /** Incremented on every change; the AlertState DO compiles once per version. */
     version: integer("version").notNull().default(1),
-    createdAt: text("created_at").notNull().default(now),
-    updatedAt: text("updated_at").notNull().default(now),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [index("alert_rules_org_module_idx").on(t.organizationId, t.module)],
 );
@@ -62,8 +62,8 @@ export const alertRuleLists = sqliteTable(
 export const notificationChannels = sqliteTable(
   "notification_channels",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     name: text("name").notNull(),
     kind: text("kind", { enum: ["webhook", "slack", "email"] }).notNull(),
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
@@ -71,8 +71,8 @@ export const notificationChannels = sqliteTable(
     settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     /** AES-GCM encrypted JSON of the secret settings (webhook signing secret, Slack URL, SMTP URL). */
     secretCiphertext: text("secret_ciphertext").notNull(),
-    createdAt: text("created_at").notNull().default(now),
-    updatedAt: text("updated_at").notNull().default(now),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [index("notification_channels_org_idx").on(t.organizationId)],
 );
@@ -80,8 +80,8 @@ export const notificationChannels = sqliteTable(
 export const alertHistory = sqliteTable(
   "alert_history",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     module: text("module", { enum: MODULES }).notNull(),
     ruleId: integer("rule_id"),
     ruleName: text("rule_name").notNull(),
@@ -100,8 +100,8 @@ export const alertHistory = sqliteTable(
 export const alertDeliveries = sqliteTable(
   "alert_deliveries",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     historyId: integer("history_id")
       .notNull()
       .references(() => alertHistory.id, { onDelete: "cascade" }),
@@ -112,7 +112,7 @@ export const alertDeliveries = sqliteTable(
     lastError: text("last_error"),
     responseStatus: integer("response_status"),
     deliveredAt: text("delivered_at"),
-    updatedAt: text("updated_at").notNull().default(now),
+    updatedAt: updatedAt(),
   },
   (t) => [
     index("alert_deliveries_history_idx").on(t.historyId),

@@ -14,30 +14,30 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { organizations, users } from "./platform";
-
-const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`;
-
-export const CERT_STARTTLS_PROTOCOLS = ["smtp", "imap", "pop3", "ftp", "ldap", "xmpp", "postgres"] as const;
-export type StartTlsProtocol = (typeof CERT_STARTTLS_PROTOCOLS)[number];
+import type { ScanResult } from "@trust-plane/scan-contract";
+import { STARTTLS_PROTOCOLS } from "@trust-plane/scan-contract/vocabulary";
+import type { FrameworkVerdict, WeakSuiteFinding } from "../../modules/cert-watcher/frameworks";
+import { CIPHER_STATUSES, PROTOCOL_STATUSES, VALIDATION_STATUSES } from "../../modules/cert-watcher/indicators";
+import { users } from "./platform";
+import { id, organizationId, createdAt, updatedAt } from "./columns";
 
 export const certMonitors = sqliteTable(
   "cert_monitors",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     cn: text("cn").notNull(),
     port: integer("port").notNull().default(443),
     /** '' when absent (the API shows null): SQLite unique indexes treat NULLs as distinct. */
     targetDns: text("target_dns").notNull().default(""),
     /** null = direct TLS; otherwise the STARTTLS protocol spoken before the handshake. */
-    starttls: text("starttls", { enum: CERT_STARTTLS_PROTOCOLS }),
+    starttls: text("starttls", { enum: STARTTLS_PROTOCOLS }),
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
     notes: text("notes").notNull().default(""),
     /** PEM trust anchor(s) for chain validation; null = the scanner's system store. */
     rootCa: text("root_ca"),
-    createdAt: text("created_at").notNull().default(now),
-    updatedAt: text("updated_at").notNull().default(now),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
     /** Time of the newest scan of any of its targets. */
     lastScanTime: text("last_scan_time"),
   },
@@ -47,15 +47,15 @@ export const certMonitors = sqliteTable(
 export const certTargets = sqliteTable(
   "cert_targets",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     monitorId: integer("monitor_id")
       .notNull()
       .references(() => certMonitors.id, { onDelete: "cascade" }),
     /** Normalized (RFC 5952 for IPv6). */
     ipAddress: text("ip_address").notNull(),
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
-    createdAt: text("created_at").notNull().default(now),
+    createdAt: createdAt(),
     lastScanAt: text("last_scan_at"),
     /** The newest scan of this target (indicators are computed from it). */
     lastScanId: integer("last_scan_id"),
@@ -66,14 +66,14 @@ export const certTargets = sqliteTable(
 export const certAgents = sqliteTable(
   "cert_agents",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     name: text("name").notNull(),
     /** SHA-256 of the `tpa_` token; the token itself is shown once. */
     tokenHash: text("token_hash").notNull(),
     tokenPrefix: text("token_prefix").notNull(),
     createdBy: integer("created_by").references(() => users.id),
-    createdAt: text("created_at").notNull().default(now),
+    createdAt: createdAt(),
     lastSeenAt: text("last_seen_at"),
     revokedAt: text("revoked_at"),
   },
@@ -85,8 +85,8 @@ export const CERT_SCAN_JOB_STATUSES = ["pending", "leased", "done"] as const;
 export const certScanJobs = sqliteTable(
   "cert_scan_jobs",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     monitorId: integer("monitor_id")
       .notNull()
       .references(() => certMonitors.id, { onDelete: "cascade" }),
@@ -113,8 +113,8 @@ export const certScanJobs = sqliteTable(
 export const certScans = sqliteTable(
   "cert_scans",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     monitorId: integer("monitor_id")
       .notNull()
       .references(() => certMonitors.id, { onDelete: "cascade" }),
@@ -143,19 +143,22 @@ export const certScans = sqliteTable(
     validityDays: integer("validity_days"),
     chainLength: integer("chain_length"),
     // Per-scan statuses (indicators.ts) and audit findings.
-    protocolStatus: text("protocol_status").notNull(),
-    cipherStatus: text("cipher_status").notNull(),
-    validationStatus: text("validation_status").notNull(),
+    protocolStatus: text("protocol_status", { enum: PROTOCOL_STATUSES }).notNull(),
+    cipherStatus: text("cipher_status", { enum: CIPHER_STATUSES }).notNull(),
+    validationStatus: text("validation_status", { enum: VALIDATION_STATUSES }).notNull(),
     expired: integer("expired", { mode: "boolean" }).notNull().default(false),
     legacyProtocol: integer("legacy_protocol", { mode: "boolean" }).notNull().default(false),
     weakCipher: integer("weak_cipher", { mode: "boolean" }).notNull().default(false),
     selfSigned: integer("self_signed", { mode: "boolean" }).notNull().default(false),
     /** Weak suites offered: [{code, name, weaknesses}]. */
-    weakSuites: text("weak_suites", { mode: "json" }).$type<unknown[]>().notNull(),
+    weakSuites: text("weak_suites", { mode: "json" }).$type<WeakSuiteFinding[]>().notNull(),
     /** The five framework verdicts, computed by the Worker from the observed data. */
-    frameworks: text("frameworks", { mode: "json" }).$type<unknown[]>().notNull(),
-    /** The sanitized result as posted (details beyond the columns). */
-    result: text("result", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    frameworks: text("frameworks", { mode: "json" }).$type<FrameworkVerdict[]>().notNull(),
+    /**
+     * The result as accepted (the contract's normalized form; identity fields replaced by
+     * the job's monitor and target): the details beyond the columns.
+     */
+    result: text("result", { mode: "json" }).$type<ScanResult>().notNull(),
   },
   (t) => [
     uniqueIndex("cert_scans_job_unique").on(t.jobId),

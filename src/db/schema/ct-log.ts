@@ -9,15 +9,16 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { organizations } from "./platform";
 
-const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`;
+import { id, organizationId, createdAt, updatedAt } from "./columns";
+import type { CaaEvaluation, CtEventCert } from "../../modules/ct-log/events";
+
 
 export const ctFilters = sqliteTable(
   "ct_filters",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     /** Canonical pattern (parseFilterPattern): lowercase A-labels, "*." / "." prefix kept. */
     pattern: text("pattern").notNull(),
     matchType: text("match_type", { enum: ["wide", "exact"] }).notNull(),
@@ -26,8 +27,8 @@ export const ctFilters = sqliteTable(
     feedDnsEnabled: integer("feed_dns_enabled", { mode: "boolean" }).notNull().default(false),
     feedCertsEnabled: integer("feed_certs_enabled", { mode: "boolean" }).notNull().default(false),
     typosquatEnabled: integer("typosquat_enabled", { mode: "boolean" }).notNull().default(false),
-    createdAt: text("created_at").notNull().default(now),
-    updatedAt: text("updated_at").notNull().default(now),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
     /** Soft delete: the row stays (matches keep their filter id) but never matches again. */
     deletedAt: text("deleted_at"),
   },
@@ -65,8 +66,8 @@ export const ctLogListCache = sqliteTable("ct_log_list_cache", {
 export const ctMatches = sqliteTable(
   "ct_matches",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     /** certificateDedupKey: SHA-256 of the TBS without SCT list / poison. */
     dedupKey: text("dedup_key").notNull(),
     /** Fingerprint of the first entry seen (precert or final). */
@@ -75,12 +76,14 @@ export const ctMatches = sqliteTable(
     certificateDomain: text("certificate_domain").notNull(),
     /** Every certificate name that matched one of the organization's filters. */
     matchedNames: text("matched_names", { mode: "json" }).$type<string[]>().notNull(),
+    /** When the match became visible: the publication clock of the transaction that wrote it (store.ts). */
     firstMatchedAt: text("first_matched_at").notNull(),
     lastMatchedAt: text("last_matched_at").notNull(),
   },
   (t) => [
     uniqueIndex("ct_matches_org_dedup_unique").on(t.organizationId, t.dedupKey),
     index("ct_matches_org_last_idx").on(t.organizationId, t.lastMatchedAt),
+    index("ct_matches_org_first_idx").on(t.organizationId, t.firstMatchedAt),
     index("ct_matches_last_idx").on(t.lastMatchedAt),
   ],
 );
@@ -104,21 +107,26 @@ function logEntryColumns() {
 export const ctMatchOccurrences = sqliteTable(
   "ct_match_occurrences",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     matchId: integer("match_id")
       .notNull()
       .references(() => ctMatches.id, { onDelete: "cascade" }),
     ...logEntryColumns(),
     /** The cert.* fields of the CT event for this entry. */
-    cert: text("cert", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    cert: text("cert", { mode: "json" }).$type<CtEventCert>().notNull(),
     /** The caa.* fields evaluated when this entry was observed. */
-    caa: text("caa", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    caa: text("caa", { mode: "json" }).$type<CaaEvaluation>().notNull(),
   },
   (t) => [
     uniqueIndex("ct_occurrences_org_log_index_unique").on(t.organizationId, t.logId, t.logIndex),
     index("ct_occurrences_match_idx").on(t.matchId),
     index("ct_occurrences_org_sha_idx").on(t.organizationId, t.sha256),
+    // The weekly audit's "recent CAA violations" (src/modules/reports/facts/ct.ts): only the
+    // rare violating occurrences are indexed; the audit's query repeats this condition.
+    index("ct_occurrences_caa_violation_idx")
+      .on(t.organizationId, t.observedAt)
+      .where(sql`json_extract(caa, '$.has_records') = 1 AND json_extract(caa, '$.authorized') = 0`),
   ],
 );
 
@@ -137,21 +145,28 @@ export const ctMatchFilters = sqliteTable(
     createdAt: text("created_at").notNull(),
     eventEmittedAt: text("event_emitted_at"),
   },
-  (t) => [primaryKey({ columns: [t.matchId, t.filterId] }), index("ct_match_filters_filter_idx").on(t.filterId)],
+  (t) => [
+    primaryKey({ columns: [t.matchId, t.filterId] }),
+    index("ct_match_filters_filter_idx").on(t.filterId),
+    // The event fan-out finds the pairs first seen in a log range through their occurrence.
+    index("ct_match_filters_occurrence_idx").on(t.occurrenceId),
+  ],
 );
 
 /** Filter feeds: names proposed for DNS (`dns`) or certificate deployment (`certs`) monitoring. */
 export const ctProposals = sqliteTable(
   "ct_proposals",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     kind: text("kind", { enum: ["dns", "certs"] }).notNull(),
     hostname: text("hostname").notNull(),
     filterId: integer("filter_id").notNull(),
     /** The certificate (dedup key) the name was seen in. */
     sourceSha256: text("source_sha256").notNull(),
     status: text("status", { enum: ["proposed", "accepted", "dismissed"] }).notNull().default("proposed"),
+    /** An accepted `certs` proposal: the certificate monitor created (or found) for it. */
+    certMonitorId: integer("cert_monitor_id"),
     createdAt: text("created_at").notNull(),
     decidedAt: text("decided_at"),
   },
@@ -166,8 +181,8 @@ export const ctProposals = sqliteTable(
 export const ctTyposquatMatches = sqliteTable(
   "ct_typosquat_matches",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     filterId: integer("filter_id").notNull(),
     /** Registrable domain of the lookalike name (A-labels). */
     candidateDomain: text("candidate_domain").notNull(),
@@ -182,13 +197,16 @@ export const ctTyposquatMatches = sqliteTable(
     evidenceKey: text("evidence_key").notNull(),
     editDistance: integer("edit_distance"),
     /** The cert.* fields of the first entry seen. */
-    cert: text("cert", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    cert: text("cert", { mode: "json" }).$type<CtEventCert>().notNull(),
     detectedAt: text("detected_at").notNull(),
     lastSeenAt: text("last_seen_at").notNull(),
+    /** Set once the organization's alert rules evaluated its CT-Log event (kind typosquat). */
+    eventEmittedAt: text("event_emitted_at"),
   },
   (t) => [
     uniqueIndex("ct_typosquat_unique").on(t.organizationId, t.filterId, t.candidateDomain, t.dedupKey),
     index("ct_typosquat_org_last_idx").on(t.organizationId, t.lastSeenAt),
+    index("ct_typosquat_org_detected_idx").on(t.organizationId, t.detectedAt),
     index("ct_typosquat_last_idx").on(t.lastSeenAt),
   ],
 );
@@ -197,8 +215,8 @@ export const ctTyposquatMatches = sqliteTable(
 export const ctTyposquatOccurrences = sqliteTable(
   "ct_typosquat_occurrences",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     matchId: integer("match_id")
       .notNull()
       .references(() => ctTyposquatMatches.id, { onDelete: "cascade" }),
@@ -207,5 +225,47 @@ export const ctTyposquatOccurrences = sqliteTable(
   (t) => [
     uniqueIndex("ct_typosquat_occ_unique").on(t.matchId, t.logId, t.logIndex),
     index("ct_typosquat_occ_org_sha_idx").on(t.organizationId, t.sha256),
+    index("ct_typosquat_occ_org_log_idx").on(t.organizationId, t.logId, t.logIndex),
   ],
 );
+
+/**
+ * One row (id 1): the clock of CT publications. Every transaction that publishes
+ * matches advances it first (to the database's time, and at least 1 ms past its last
+ * value) and stamps its rows with it, so visibility times increase with commit order
+ * (src/modules/ct-log/store.ts).
+ */
+export const ctPublicationClock = sqliteTable("ct_publication_clock", {
+  id: integer("id").primaryKey(),
+  atMs: integer("at_ms").notNull(),
+  /** at_ms as ISO 8601 with milliseconds. */
+  at: text("at").notNull(),
+});
+
+/**
+ * Each monitored log's ingestion state, as its CtLogCursor last recorded it (written
+ * at every commit, so GET /api/ct-log/logs reads D1 instead of calling every cursor).
+ * The cursor's own storage stays the truth; this is its published view.
+ */
+export const ctLogStates = sqliteTable("ct_log_states", {
+  /** base64 LogID. */
+  logId: text("log_id").primaryKey(),
+  logName: text("log_name").notNull(),
+  /** Entries below this index are verified and published. */
+  verifiedPosition: integer("verified_position"),
+  /** Size of the newest signed tree head seen. */
+  treeSize: integer("tree_size"),
+  /** Timestamp of that tree head (ISO 8601). */
+  treeHeadAt: text("tree_head_at"),
+  /** Timestamp of the tree head the verified position was proven against. */
+  verifiedTreeHeadAt: text("verified_tree_head_at"),
+  /** Timestamp of the last verified entry (as the log signed it). */
+  lastEntryAt: text("last_entry_at"),
+  lastRunAt: text("last_run_at"),
+  lastError: text("last_error"),
+  consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+  backoffUntil: text("backoff_until"),
+  entriesProcessed: integer("entries_processed").notNull().default(0),
+  matchesFound: integer("matches_found").notNull().default(0),
+  updatedAt: text("updated_at").notNull(),
+});

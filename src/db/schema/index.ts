@@ -5,3 +5,5 @@ export * from "./alerting";
 export * from "./cert-watcher";
 export * from "./ct-log";
 export * from "./rdap";
+export * from "./dns-watcher";
+export * from "./reports";

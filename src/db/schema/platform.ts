@@ -7,16 +7,22 @@
  * carries `organization_id`; queries go through src/platform/tenant.ts helpers.
  */
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { id, organizationId, createdAt } from "./columns";
+import { organizations } from "./organizations";
 
-const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`;
 
-export const organizations = sqliteTable("organizations", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  name: text("name").notNull(),
-  tier: text("tier", { enum: ["free", "pro", "enterprise"] }).notNull().default("free"),
-  createdAt: text("created_at").notNull().default(now),
-});
+export { organizations } from "./organizations";
+
+/** A file attached to an outgoing mail (the weekly report's PDF). */
+export interface MailAttachment {
+  filename: string;
+  content_type: string;
+  /** Bytes of the file (before base64). */
+  size: number;
+  /** base64; "" once the mail has been delivered (like the body, it is not kept). */
+  content: string;
+}
 
 /** A module role held by a user, e.g. `{module: "rdap", role: "Editor"}`. */
 export interface RoleAssignment {
@@ -27,8 +33,8 @@ export interface RoleAssignment {
 export const users = sqliteTable(
   "users",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     /** Lowercased; unique across the service because login is by email alone. */
     email: text("email").notNull(),
     passwordHash: text("password_hash").notNull(),
@@ -39,7 +45,7 @@ export const users = sqliteTable(
     /** Module roles as JSON; replaced wholesale by PUT /api/admin/users/{id}. */
     roles: text("roles", { mode: "json" }).$type<RoleAssignment[]>().notNull().default(sql`'[]'`),
     weeklyAuditReportEnabled: integer("weekly_audit_report_enabled", { mode: "boolean" }).notNull().default(false),
-    createdAt: text("created_at").notNull().default(now),
+    createdAt: createdAt(),
     removedAt: text("removed_at"),
   },
   (t) => [uniqueIndex("users_email_unique").on(t.email), index("users_org_idx").on(t.organizationId)],
@@ -48,12 +54,12 @@ export const users = sqliteTable(
 export const sessions = sqliteTable(
   "sessions",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     userId: integer("user_id").notNull().references(() => users.id),
     tokenHash: text("token_hash").notNull(),
     expiresAt: text("expires_at").notNull(),
-    createdAt: text("created_at").notNull().default(now),
+    createdAt: createdAt(),
   },
   (t) => [uniqueIndex("sessions_token_hash_unique").on(t.tokenHash), index("sessions_expires_idx").on(t.expiresAt)],
 );
@@ -61,8 +67,8 @@ export const sessions = sqliteTable(
 export const apiTokens = sqliteTable(
   "api_tokens",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     userId: integer("user_id").notNull().references(() => users.id),
     name: text("name").notNull(),
     tokenHash: text("token_hash").notNull(),
@@ -71,7 +77,7 @@ export const apiTokens = sqliteTable(
     validityDays: integer("validity_days").notNull(),
     expiresAt: text("expires_at").notNull(),
     lastUsedAt: text("last_used_at"),
-    createdAt: text("created_at").notNull().default(now),
+    createdAt: createdAt(),
     revokedAt: text("revoked_at"),
   },
   (t) => [
@@ -83,8 +89,8 @@ export const apiTokens = sqliteTable(
 export const invitations = sqliteTable(
   "invitations",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     email: text("email").notNull(),
     roles: text("roles", { mode: "json" }).$type<RoleAssignment[]>().notNull(),
     weeklyAuditReportEnabled: integer("weekly_audit_report_enabled", { mode: "boolean" }).notNull().default(false),
@@ -94,9 +100,15 @@ export const invitations = sqliteTable(
     expiresAt: text("expires_at").notNull(),
     acceptedAt: text("accepted_at"),
     acceptedUserId: integer("accepted_user_id").references(() => users.id),
-    createdAt: text("created_at").notNull().default(now),
+    createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("invitations_token_hash_unique").on(t.tokenHash), index("invitations_org_idx").on(t.organizationId)],
+  (t) => [
+    uniqueIndex("invitations_token_hash_unique").on(t.tokenHash),
+    index("invitations_org_idx").on(t.organizationId),
+    // One open invitation per address and organization, decided by the database so
+    // parallel invitations cannot both succeed.
+    uniqueIndex("invitations_org_email_open_unique").on(t.organizationId, t.email).where(sql`accepted_at IS NULL`),
+  ],
 );
 
 /**
@@ -107,7 +119,7 @@ export const invitations = sqliteTable(
 export const mailOutbox = sqliteTable(
   "mail_outbox",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: id(),
     organizationId: integer("organization_id").references(() => organizations.id),
     toAddress: text("to_address").notNull(),
     subject: text("subject").notNull(),
@@ -117,8 +129,10 @@ export const mailOutbox = sqliteTable(
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: text("next_attempt_at"),
     lastError: text("last_error"),
-    createdAt: text("created_at").notNull().default(now),
+    createdAt: createdAt(),
     sentAt: text("sent_at"),
+    /** Files attached (base64 content); null when none. Content is dropped once delivered. */
+    attachments: text("attachments", { mode: "json" }).$type<MailAttachment[]>(),
   },
   (t) => [index("mail_outbox_org_idx").on(t.organizationId), index("mail_outbox_status_idx").on(t.status, t.nextAttemptAt)],
 );
@@ -126,15 +140,15 @@ export const mailOutbox = sqliteTable(
 export const auditLogs = sqliteTable(
   "audit_logs",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     userId: integer("user_id"),
     tokenId: integer("token_id"),
     action: text("action").notNull(),
     targetType: text("target_type"),
     targetId: text("target_id"),
     clientIp: text("client_ip"),
-    createdAt: text("created_at").notNull().default(now),
+    createdAt: createdAt(),
   },
   (t) => [index("audit_logs_org_created_idx").on(t.organizationId, t.createdAt)],
 );
@@ -148,3 +162,12 @@ export const jobRuns = sqliteTable("job_runs", {
   lastError: text("last_error"),
   runCount: integer("run_count").notNull().default(0),
 });
+
+/**
+ * Never holds a row. A create that must stay within a tier quota ends its D1 batch
+ * with `INSERT INTO quota_guard ... WHERE <count after the insert> > <limit>`: over
+ * the limit, the CHECK fails and the whole batch (one transaction) rolls back. The
+ * count and the insert are thus one atomic step however many requests race
+ * (src/platform/tenant.ts, `quotaGuard`).
+ */
+export const quotaGuard = sqliteTable("quota_guard", { resource: text("resource").notNull() }, () => [check("quota_exceeded", sql`0`)]);

@@ -19,11 +19,10 @@
  *  rdap_server_backoff  per RDAP server (base URL origin): not before when it may be
  *                       asked again (429 Retry-After, or backoff after 5xx/timeouts).
  */
-import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { organizations } from "./platform";
 
-const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`;
+import { id, organizationId, createdAt, updatedAt, isoNow } from "./columns";
+
 
 export const RDAP_CHECK_STATUSES = [
   "success",
@@ -37,7 +36,7 @@ export const RDAP_CHECK_STATUSES = [
 export type RdapCheckStatus = (typeof RDAP_CHECK_STATUSES)[number];
 
 export const rdapSnapshots = sqliteTable("rdap_snapshots", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
+  id: id(),
   /** SHA-256 hex of the canonical form (snapshotHash): the identity of the content. */
   hash: text("hash").notNull().unique(),
   /** The RDAP JSON text exactly as the registry sent it the first time this content was seen. */
@@ -45,14 +44,14 @@ export const rdapSnapshots = sqliteTable("rdap_snapshots", {
   sizeBytes: integer("size_bytes").notNull(),
   /** Lowercase A-label the answer was for (diagnostics; the same content is never shared across names). */
   domainName: text("domain_name").notNull(),
-  firstSeenAt: text("first_seen_at").notNull().default(now),
+  firstSeenAt: text("first_seen_at").notNull().default(isoNow),
 });
 
 export const rdapMonitors = sqliteTable(
   "rdap_monitors",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     /** Lowercase A-label, no trailing dot. */
     domainName: text("domain_name").notNull(),
     /** Last label of domain_name (A-label). */
@@ -72,8 +71,8 @@ export const rdapMonitors = sqliteTable(
     retryAt: text("retry_at"),
     /** Consecutive transient failures, for the retry backoff. */
     failureCount: integer("failure_count").notNull().default(0),
-    createdAt: text("created_at").notNull().default(now),
-    updatedAt: text("updated_at").notNull().default(now),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex("rdap_monitors_org_domain_unique").on(t.organizationId, t.domainName),
@@ -85,8 +84,8 @@ export const rdapMonitors = sqliteTable(
 export const rdapHistory = sqliteTable(
   "rdap_history",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     monitorId: integer("monitor_id")
       .notNull()
       .references(() => rdapMonitors.id, { onDelete: "cascade" }),
@@ -112,7 +111,7 @@ export const rdapChangeFacts = sqliteTable(
     historyId: integer("history_id")
       .primaryKey()
       .references(() => rdapHistory.id, { onDelete: "cascade" }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    organizationId: organizationId(),
     monitorId: integer("monitor_id")
       .notNull()
       .references(() => rdapMonitors.id, { onDelete: "cascade" }),

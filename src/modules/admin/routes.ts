@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { principalOf, type AppEnv } from "../../platform/context";
+import { principalOf, tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import * as s from "./schema";
 import * as admin from "./service";
@@ -18,7 +18,7 @@ export const listRoles = defineRoute({
 });
 export const invite = defineRoute({
   method: "post", path: "/api/admin/invitations", tags, summary: "Invite a user by email (valid 7 days)",
-  description: "Inviting with `roles` also needs `admin:manage_permissions`, and nobody can grant a role whose permissions they do not hold (403).",
+  description: "Inviting with `roles` also needs `admin:manage_permissions`, and nobody can grant a role whose permissions they do not hold (403). One open invitation per address (409; resend it instead), also under parallel requests.",
   access: { permission: "admin:manage_users" },
   audit: { action: "invitation.create", targetType: "invitation" },
   request: { body: body(s.InviteRequest) },
@@ -86,36 +86,26 @@ export const mailOutbox = defineRoute({
 });
 
 export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
-  const org = (c: Parameters<typeof principalOf>[0]) => principalOf(c).organizationId;
-  app.openapi(listUsers, async (c) => c.json({ users: await admin.listUsers(c.get("db"), org(c)) }, 200));
+  const t = tenantOf;
+  app.openapi(listUsers, async (c) => c.json({ users: await admin.listUsers(t(c)) }, 200));
   app.openapi(listRoles, async (c) => c.json(admin.listRoles(), 200));
-  app.openapi(invite, async (c) =>
-    c.json(await admin.invite(c.get("db"), c.get("config"), principalOf(c), c.req.valid("json"), new Date()), 201),
-  );
-  app.openapi(listInvitations, async (c) =>
-    c.json({ invitations: await admin.listInvitations(c.get("db"), org(c), new Date()) }, 200),
-  );
-  app.openapi(resendInvitation, async (c) =>
-    c.json(await admin.resendInvitation(c.get("db"), c.get("config"), org(c), c.req.valid("param").invitation_id, new Date()), 200),
-  );
-  app.openapi(setRoles, async (c) =>
-    c.json(await admin.setRoles(c.get("db"), principalOf(c), c.req.valid("param").user_id, c.req.valid("json").roles), 200),
-  );
-  app.openapi(setStatus, async (c) =>
-    c.json(await admin.setStatus(c.get("db"), org(c), c.req.valid("param").user_id, c.req.valid("json").status), 200),
-  );
-  app.openapi(removeUser, async (c) => c.json(await admin.removeUser(c.get("db"), org(c), c.req.valid("param").user_id, new Date()), 200));
-  app.openapi(getSubscription, async (c) => c.json(await admin.subscription(c.get("db"), org(c)), 200));
+  app.openapi(invite, async (c) => c.json(await admin.invite(t(c), c.get("config"), principalOf(c), c.req.valid("json"), c.get("now")), 201));
+  app.openapi(listInvitations, async (c) => c.json({ invitations: await admin.listInvitations(t(c), c.get("now")) }, 200));
+  app.openapi(resendInvitation, async (c) => c.json(await admin.resendInvitation(t(c), c.get("config"), c.req.valid("param").invitation_id, c.get("now")), 200));
+  app.openapi(setRoles, async (c) => c.json(await admin.setRoles(t(c), principalOf(c), c.req.valid("param").user_id, c.req.valid("json").roles), 200));
+  app.openapi(setStatus, async (c) => c.json(await admin.setStatus(t(c), c.req.valid("param").user_id, c.req.valid("json").status), 200));
+  app.openapi(removeUser, async (c) => c.json(await admin.removeUser(t(c), c.req.valid("param").user_id, c.get("now")), 200));
+  app.openapi(getSubscription, async (c) => c.json(await admin.subscription(t(c)), 200));
   app.openapi(putSubscription, async (c) => {
-    c.set("audit", { targetId: org(c) });
-    return c.json(await admin.setTier(c.get("db"), org(c), c.req.valid("json").tier), 200);
+    c.set("audit", { targetId: t(c).organizationId });
+    return c.json(await admin.setTier(t(c), c.req.valid("json").tier), 200);
   });
   app.openapi(auditLogs, async (c) => {
     const q = c.req.valid("query");
-    return c.json(await admin.listAuditLogs(c.get("db"), org(c), q.limit, q.offset), 200);
+    return c.json(await admin.listAuditLogs(t(c), q.limit, q.offset), 200);
   });
   app.openapi(mailOutbox, async (c) => {
     const q = c.req.valid("query");
-    return c.json(await admin.listOutbox(c.get("db"), org(c), q.limit, q.offset), 200);
+    return c.json(await admin.listOutbox(t(c), q.limit, q.offset), 200);
   });
 }

@@ -102,6 +102,9 @@ export const OutboxList = z
         last_error: z.string().nullable(),
         created_at: z.string(),
         sent_at: z.string().nullable(),
+        attachments: z
+          .array(z.object({ filename: z.string(), content_type: z.string(), size: z.number().int() }))
+          .openapi({ description: "Files attached (e.g. the weekly report PDF), by name, type and size in bytes" }),
       }),
     ),
   })

@@ -4,16 +4,17 @@
  * assignments, subscription tier, audit log, and the development mail outbox.
  * The signup user cannot be disabled, removed or have roles changed (403).
  */
-import { and, count, desc, eq, isNull, ne } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { desc, eq, isNull, ne, sql } from "drizzle-orm";
 import { auditLogs, invitations, mailOutbox, organizations, sessions, users, type RoleAssignment } from "../../db/schema/platform";
 import type { Config } from "../../env";
 import type { Principal } from "../../platform/context";
 import { badRequest, conflict, forbidden, notFound, type ErrorDetail } from "../../platform/errors";
 import { enqueueMail } from "../../platform/mailer";
+import { readPage } from "../../platform/paging";
 import { ASSIGNABLE_ROLES, findRole, type Permission } from "../../platform/permissions";
 import { TIER_LIMITS, usageOf, type Tier } from "../../platform/quotas";
 import { generateSecret, hashSecret } from "../../platform/secrets";
+import type { Tenant } from "../../platform/tenant";
 import { displayedRoles, normalizeEmail } from "../auth/service";
 
 export const INVITATION_DAYS = 7;
@@ -65,14 +66,8 @@ export function userView(u: typeof users.$inferSelect) {
   };
 }
 
-export async function listUsers(db: Db, organizationId: number) {
-  const rows = await db
-    .select()
-    .from(users)
-    .where(and(eq(users.organizationId, organizationId), ne(users.status, "removed")))
-    .orderBy(users.id)
-    .all();
-  return rows.map(userView);
+export async function listUsers(t: Tenant) {
+  return (await t.select(users, ne(users.status, "removed")).orderBy(users.id).all()).map(userView);
 }
 
 export function listRoles() {
@@ -85,40 +80,35 @@ export function listRoles() {
 }
 
 /** A user of the caller's organization that has not been removed, or 404. */
-async function memberOf(db: Db, organizationId: number, userId: number) {
-  const u = await db
-    .select()
-    .from(users)
-    .where(and(eq(users.id, userId), eq(users.organizationId, organizationId), ne(users.status, "removed")))
-    .get();
+async function memberOf(t: Tenant, userId: number) {
+  const u = await t.first(users, eq(users.id, userId), ne(users.status, "removed"));
   if (!u) throw notFound("User");
   return u;
 }
 
-export async function setRoles(db: Db, principal: Principal, userId: number, requested: RoleRequest[]) {
+export async function setRoles(t: Tenant, principal: Principal, userId: number, requested: RoleRequest[]) {
   const roles = validateRoles(requested);
-  const organizationId = principal.organizationId;
-  const u = await memberOf(db, organizationId, userId);
+  const u = await memberOf(t, userId);
   if (u.isSignupUser) throw forbidden("The signup user's permissions cannot be changed");
   assertGrantable(roles, principal.permissions);
-  await db.update(users).set({ roles }).where(eq(users.id, u.id)).run();
+  await t.update(users, { roles }, eq(users.id, u.id)).run();
   return { message: "Roles updated" };
 }
 
-export async function setStatus(db: Db, organizationId: number, userId: number, status: "active" | "disabled") {
-  const u = await memberOf(db, organizationId, userId);
+export async function setStatus(t: Tenant, userId: number, status: "active" | "disabled") {
+  const u = await memberOf(t, userId);
   if (u.isSignupUser) throw forbidden("The signup user cannot be disabled");
-  await db.update(users).set({ status }).where(eq(users.id, u.id)).run();
+  await t.update(users, { status }, eq(users.id, u.id)).run();
   return { message: status === "disabled" ? "User disabled" : "User enabled" };
 }
 
-export async function removeUser(db: Db, organizationId: number, userId: number, now: Date) {
-  const u = await memberOf(db, organizationId, userId);
+export async function removeUser(t: Tenant, userId: number, now: Date) {
+  const u = await memberOf(t, userId);
   if (u.isSignupUser) throw forbidden("The signup user cannot be removed");
   // Removal is irreversible; sessions go now, API tokens stop by the status check.
-  await db.batch([
-    db.update(users).set({ status: "removed", removedAt: now.toISOString() }).where(eq(users.id, u.id)),
-    db.delete(sessions).where(eq(sessions.userId, u.id)),
+  await t.db.batch([
+    t.update(users, { status: "removed", removedAt: now.toISOString() }, eq(users.id, u.id)),
+    t.delete(sessions, eq(sessions.userId, u.id)),
   ]);
   return { message: "User removed" };
 }
@@ -156,12 +146,18 @@ export function invitationView(inv: typeof invitations.$inferSelect, now: Date) 
   };
 }
 
-async function orgName(db: Db, organizationId: number) {
-  return (await db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, organizationId)).get())?.name ?? "";
+async function orgName(t: Tenant) {
+  return (await t.db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, t.organizationId)).get())?.name ?? "";
 }
 
+const OPEN_INVITATION = "An invitation for this email already exists; resend it instead";
+
+/**
+ * Invites `email`. One open invitation per address and organization: a unique index
+ * decides between parallel invitations (one 201, the others 409).
+ */
 export async function invite(
-  db: Db,
+  t: Tenant,
   config: Config,
   principal: Principal,
   input: { email: string; roles?: RoleRequest[]; weekly_audit_report_enabled?: boolean },
@@ -174,93 +170,79 @@ export async function invite(
     throw forbidden("Inviting with roles requires admin:manage_permissions");
   }
   assertGrantable(roles, principal.permissions);
-  if (await db.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) {
+  // Emails are unique across the service (login is by email alone), not per organization.
+  if (await t.db.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) {
     throw conflict("A user with this email already exists");
   }
-  const open = await db
-    .select({ id: invitations.id })
-    .from(invitations)
-    .where(and(eq(invitations.organizationId, principal.organizationId), eq(invitations.email, email), isNull(invitations.acceptedAt)))
-    .get();
+  const open = await t.first(invitations, eq(invitations.email, email), isNull(invitations.acceptedAt));
   if (open) throw conflict(`An invitation for this email already exists (id ${open.id}); resend it instead`);
 
   const token = generateSecret("invitation");
   const expiresAt = new Date(now.getTime() + INVITATION_DAYS * 86_400_000).toISOString();
   const nowIso = now.toISOString();
-  const mail = invitationMail(config, await orgName(db, principal.organizationId), email, token, expiresAt);
-  const [inserted] = await db.batch([
-    db
-      .insert(invitations)
-      .values({
-        organizationId: principal.organizationId,
+  const mail = invitationMail(config, await orgName(t), email, token, expiresAt);
+  const tokenHash = await hashSecret(token);
+  const [inserted] = await t.run(() => t.db.batch([
+    t
+      .insert(invitations, {
         email,
         roles,
         weeklyAuditReportEnabled: input.weekly_audit_report_enabled ?? false,
-        tokenHash: await hashSecret(token),
+        tokenHash,
         invitedByUserId: principal.userId,
         sentAt: nowIso,
         expiresAt,
         createdAt: nowIso,
       })
       .returning({ id: invitations.id }),
-    enqueueMail(db, config, { ...mail, organizationId: principal.organizationId }, now),
-  ]);
+    enqueueMail(t.db, config, { ...mail, organizationId: t.organizationId }, now),
+  ]), { duplicate: OPEN_INVITATION });
   return { id: inserted[0].id, expires_at: expiresAt, message: `Invitation sent to ${email}` };
 }
 
-export async function listInvitations(db: Db, organizationId: number, now: Date) {
-  const rows = await db
-    .select()
-    .from(invitations)
-    .where(and(eq(invitations.organizationId, organizationId), isNull(invitations.acceptedAt)))
-    .orderBy(desc(invitations.createdAt), desc(invitations.id))
-    .all();
+export async function listInvitations(t: Tenant, now: Date) {
+  const rows = await t.select(invitations, isNull(invitations.acceptedAt)).orderBy(desc(invitations.createdAt), desc(invitations.id)).all();
   return rows.map((r) => invitationView(r, now));
 }
 
-export async function resendInvitation(db: Db, config: Config, organizationId: number, invitationId: number, now: Date) {
-  const inv = await db
-    .select()
-    .from(invitations)
-    .where(and(eq(invitations.id, invitationId), eq(invitations.organizationId, organizationId), isNull(invitations.acceptedAt)))
-    .get();
+export async function resendInvitation(t: Tenant, config: Config, invitationId: number, now: Date) {
+  const inv = await t.first(invitations, eq(invitations.id, invitationId), isNull(invitations.acceptedAt));
   if (!inv) throw notFound("Invitation");
   const token = generateSecret("invitation");
   const expiresAt = new Date(now.getTime() + INVITATION_DAYS * 86_400_000).toISOString();
-  const mail = invitationMail(config, await orgName(db, organizationId), inv.email, token, expiresAt);
+  const mail = invitationMail(config, await orgName(t), inv.email, token, expiresAt);
+  const tokenHash = await hashSecret(token);
   // The old token stops working: only the new hash is kept.
-  await db.batch([
-    db.update(invitations).set({ tokenHash: await hashSecret(token), sentAt: now.toISOString(), expiresAt }).where(eq(invitations.id, inv.id)),
-    enqueueMail(db, config, { ...mail, organizationId }, now),
+  await t.db.batch([
+    t.update(invitations, { tokenHash, sentAt: now.toISOString(), expiresAt }, eq(invitations.id, inv.id)),
+    enqueueMail(t.db, config, { ...mail, organizationId: t.organizationId }, now),
   ]);
   return { message: `Invitation resent to ${inv.email}`, expires_at: expiresAt };
 }
 
-export async function subscription(db: Db, organizationId: number) {
-  const org = await db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
-  if (!org) throw notFound("Organization");
-  const tier = org.tier as Tier;
-  return { tier, limits: TIER_LIMITS[tier], usage: await usageOf(db, organizationId) };
+export async function subscription(t: Tenant) {
+  const tier: Tier = await t.tier();
+  return { tier, limits: TIER_LIMITS[tier], usage: await usageOf(t.db, t.organizationId) };
 }
 
-export async function setTier(db: Db, organizationId: number, tier: Tier) {
-  await db.update(organizations).set({ tier }).where(eq(organizations.id, organizationId)).run();
-  return { message: `Subscription set to ${tier}`, ...(await subscription(db, organizationId)) };
+/** The organizations row is the tenant itself (no organization_id column): addressed by its id. */
+export async function setTier(t: Tenant, tier: Tier) {
+  await t.db.update(organizations).set({ tier }).where(eq(organizations.id, t.organizationId)).run();
+  return { message: `Subscription set to ${tier}`, tier, limits: TIER_LIMITS[tier], usage: await usageOf(t.db, t.organizationId) };
 }
 
-export async function listAuditLogs(db: Db, organizationId: number, limit: number, offset: number) {
-  const [rows, total] = await Promise.all([
-    db
+export async function listAuditLogs(t: Tenant, limit: number, offset: number) {
+  const { rows, total } = await readPage(
+    t.db
       .select({ log: auditLogs, email: users.email })
       .from(auditLogs)
       .leftJoin(users, eq(users.id, auditLogs.userId))
-      .where(eq(auditLogs.organizationId, organizationId))
+      .where(t.where(auditLogs))
       .orderBy(desc(auditLogs.createdAt), desc(auditLogs.id))
       .limit(limit)
-      .offset(offset)
-      .all(),
-    db.select({ n: count() }).from(auditLogs).where(eq(auditLogs.organizationId, organizationId)).get(),
-  ]);
+      .offset(offset),
+    t.countQuery(auditLogs),
+  );
   return {
     audit_logs: rows.map(({ log, email }) => ({
       id: log.id,
@@ -273,17 +255,31 @@ export async function listAuditLogs(db: Db, organizationId: number, limit: numbe
       client_ip: log.clientIp,
       created_at: log.createdAt,
     })),
-    total: total?.n ?? 0,
+    total,
     limit,
     offset,
   };
 }
 
-export async function listOutbox(db: Db, organizationId: number, limit: number, offset: number) {
-  const rows = await db
-    .select()
+export async function listOutbox(t: Tenant, limit: number, offset: number) {
+  // Attachments are listed by name, type and size: their content can be large.
+  const rows = await t.db
+    .select({
+      id: mailOutbox.id,
+      toAddress: mailOutbox.toAddress,
+      subject: mailOutbox.subject,
+      body: mailOutbox.body,
+      kind: mailOutbox.kind,
+      status: mailOutbox.status,
+      attempts: mailOutbox.attempts,
+      lastError: mailOutbox.lastError,
+      createdAt: mailOutbox.createdAt,
+      sentAt: mailOutbox.sentAt,
+      attachments: sql<string | null>`(SELECT json_group_array(json_object('filename', json_extract(value, '$.filename'),
+        'content_type', json_extract(value, '$.content_type'), 'size', json_extract(value, '$.size'))) FROM json_each(${mailOutbox.attachments}))`,
+    })
     .from(mailOutbox)
-    .where(eq(mailOutbox.organizationId, organizationId))
+    .where(eq(mailOutbox.organizationId, t.organizationId))
     .orderBy(desc(mailOutbox.id))
     .limit(limit)
     .offset(offset)
@@ -300,6 +296,7 @@ export async function listOutbox(db: Db, organizationId: number, limit: number, 
       last_error: m.lastError,
       created_at: m.createdAt,
       sent_at: m.sentAt,
+      attachments: m.attachments ? (JSON.parse(m.attachments) as { filename: string; content_type: string; size: number }[]) : [],
     })),
   };
 }

@@ -6,19 +6,24 @@
  *  - email: SMTP via cloudflare:sockets, to a list of recipients; the channel may
  *    carry its own SMTP_URL, else the service's; with neither the mail goes to the
  *    outbox (the development mailbox).
- * Secrets (signing secret, Slack URL, SMTP URL) are sealed (AES-GCM) and never
- * returned after creation.
+ * Secrets (signing secret, webhook URL, Slack URL, SMTP URL) are sealed (AES-GCM) and
+ * never returned after creation; a webhook URL is shown with userinfo and query
+ * values masked. Every destination a user gives passes the egress policy
+ * (src/platform/egress/) when saved and again before every send.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { notificationChannels } from "../../db/schema";
 import type { Config } from "../../env";
-import { badRequest, notFound } from "../../platform/errors";
-import { enqueueMail, smtpTransport } from "../../platform/mailer";
+import { assertUrlAllowed, checkUrl, egressPolicy } from "../../platform/egress";
+import { badRequest } from "../../platform/errors";
+import { enqueueMail, parseSmtpUrl, smtpTransport } from "../../platform/mailer";
 import { hmacSha256Hex, seal, unseal } from "../../platform/sealed";
 import { generateSecret } from "../../platform/secrets";
+import type { Tenant } from "../../platform/tenant";
 
 export type ChannelKind = "webhook" | "slack" | "email";
+type Channel = typeof notificationChannels.$inferSelect;
 
 export interface ChannelInput {
   name: string;
@@ -49,12 +54,31 @@ export interface AlertPayload {
   test?: boolean;
 }
 
+/**
+ * Why a send failed, in words that reveal nothing about the remote: what a test-send
+ * reports (the receiver's status line and body stay out of the API, so a channel
+ * cannot be used to probe what answers where).
+ */
+export type FailureClass = "blocked" | "unreachable" | "timeout" | "rejected" | "misconfigured";
+
 export interface SendResult {
   ok: boolean;
   /** Retrying may help (network error, 5xx, 408, 429). */
   retryable: boolean;
   status?: number;
   error?: string;
+  failure?: FailureClass;
+}
+
+const HTTP_SCHEMES = ["http:", "https:"] as const;
+const SMTP_SCHEMES = ["smtp:", "smtps:"] as const;
+
+/** A URL for display: userinfo and every query value masked (they often carry credentials). */
+export function redactUrl(url: string): string {
+  const u = new URL(url);
+  const userinfo = u.username || u.password ? "***@" : "";
+  const query = [...u.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=***`).join("&");
+  return `${u.protocol}//${userinfo}${u.host}${u.pathname}${query ? `?${query}` : ""}`;
 }
 
 function httpUrl(value: string | undefined, path: string): string {
@@ -68,16 +92,19 @@ function httpUrl(value: string | undefined, path: string): string {
   return u.toString();
 }
 
-/** Validates the kind-specific settings and splits them into shown settings and sealed secrets. */
-function prepare(input: ChannelInput): { settings: Record<string, unknown>; secrets: ChannelSecrets; generatedSecret?: string } {
+/** Validates the kind-specific settings (destinations through the egress policy) and splits them into shown settings and sealed secrets. */
+async function prepare(config: Config, input: ChannelInput): Promise<{ settings: Record<string, unknown>; secrets: ChannelSecrets; generatedSecret?: string }> {
+  const policy = egressPolicy(config);
   if (input.kind === "webhook") {
     const url = httpUrl(input.url, "url");
+    await assertUrlAllowed(policy, "url", url, HTTP_SCHEMES);
     if (input.secret !== undefined && input.secret.length < 16) throw badRequest("Invalid channel", [{ path: "secret", message: "at least 16 characters" }]);
     const generated = input.secret === undefined ? `whsec_${generateSecret("api").slice(4)}` : undefined;
-    return { settings: { url }, secrets: { secret: input.secret ?? generated }, generatedSecret: generated };
+    return { settings: { url: redactUrl(url) }, secrets: { secret: input.secret ?? generated, url }, generatedSecret: generated };
   }
   if (input.kind === "slack") {
     const url = httpUrl(input.url, "url");
+    await assertUrlAllowed(policy, "url", url, HTTP_SCHEMES);
     return { settings: { url_hint: `${new URL(url).origin}/…` }, secrets: { url } };
   }
   const recipients = input.recipients ?? [];
@@ -86,26 +113,24 @@ function prepare(input: ChannelInput): { settings: Record<string, unknown>; secr
   if (bad >= 0) throw badRequest("Invalid channel", [{ path: `recipients.${bad}`, message: "not an email address" }]);
   if (input.smtp_url !== undefined) {
     try {
-      const u = new URL(input.smtp_url);
-      if (u.protocol !== "smtp:" && u.protocol !== "smtps:") throw new Error();
+      parseSmtpUrl(input.smtp_url);
     } catch {
       throw badRequest("Invalid channel", [{ path: "smtp_url", message: "must be smtp://user:pass@host:port or smtps://..." }]);
     }
+    await assertUrlAllowed(policy, "smtp_url", input.smtp_url, SMTP_SCHEMES);
   }
   return { settings: { recipients, smtp: input.smtp_url ? "channel" : "service" }, secrets: { smtp_url: input.smtp_url } };
 }
 
-export function channelView(c: typeof notificationChannels.$inferSelect) {
+export function channelView(c: Channel) {
   return { id: c.id, name: c.name, kind: c.kind, enabled: c.enabled, settings: c.settings, created_at: c.createdAt, updated_at: c.updatedAt };
 }
 
-export async function createChannel(db: Db, config: Config, organizationId: number, input: ChannelInput, now: Date) {
-  const p = prepare(input);
+export async function createChannel(t: Tenant, config: Config, input: ChannelInput, now: Date) {
+  const p = await prepare(config, input);
   const nowIso = now.toISOString();
-  const row = await db
-    .insert(notificationChannels)
-    .values({
-      organizationId,
+  const [row] = await t
+    .insert(notificationChannels, {
       name: input.name,
       kind: input.kind,
       enabled: input.enabled ?? true,
@@ -114,90 +139,71 @@ export async function createChannel(db: Db, config: Config, organizationId: numb
       createdAt: nowIso,
       updatedAt: nowIso,
     })
-    .returning()
-    .get();
-  return {
-    id: row.id,
-    message: "Channel created",
-    ...(p.generatedSecret ? { secret: p.generatedSecret } : {}),
-  };
+    .returning();
+  return { id: row.id, message: "Channel created", ...(p.generatedSecret ? { secret: p.generatedSecret } : {}) };
 }
 
-export async function listChannels(db: Db, organizationId: number) {
-  const rows = await db.select().from(notificationChannels).where(eq(notificationChannels.organizationId, organizationId)).orderBy(asc(notificationChannels.id)).all();
-  return rows.map(channelView);
+export async function listChannels(t: Tenant) {
+  return (await t.select(notificationChannels).orderBy(asc(notificationChannels.id)).all()).map(channelView);
 }
 
-export async function channelOf(db: Db, organizationId: number, id: number) {
-  const c = await db
-    .select()
-    .from(notificationChannels)
-    .where(and(eq(notificationChannels.id, id), eq(notificationChannels.organizationId, organizationId)))
-    .get();
-  if (!c) throw notFound("Channel");
-  return c;
-}
+export const channelOf = (t: Tenant, id: number) => t.getOr404(notificationChannels, id, "Channel");
 
-/** Replaces a channel's settings; the sealed secret is replaced only when a new one is given. */
-export async function updateChannel(db: Db, config: Config, organizationId: number, id: number, input: ChannelInput & { rotate_secret?: boolean }, now: Date) {
-  const current = await channelOf(db, organizationId, id);
+/** Replaces a channel's settings; the sealed signing secret is replaced only when a new one is given or rotation asked. */
+export async function updateChannel(t: Tenant, config: Config, id: number, input: ChannelInput & { rotate_secret?: boolean }, now: Date) {
+  const current = await channelOf(t, id);
   if (input.kind !== current.kind) throw badRequest("Invalid channel", [{ path: "kind", message: "a channel's kind cannot change" }]);
   const old = JSON.parse(await unseal(config.secretsKey, current.secretCiphertext)) as ChannelSecrets;
   const keepSecret = input.kind === "webhook" && input.secret === undefined && !input.rotate_secret;
-  const p = prepare(keepSecret ? { ...input, secret: old.secret } : input);
-  await db
-    .update(notificationChannels)
-    .set({
-      name: input.name,
-      enabled: input.enabled ?? true,
-      settings: p.settings,
-      secretCiphertext: await seal(config.secretsKey, JSON.stringify(p.secrets)),
-      updatedAt: now.toISOString(),
-    })
-    .where(eq(notificationChannels.id, current.id))
+  const p = await prepare(config, keepSecret ? { ...input, secret: old.secret } : input);
+  await t
+    .update(
+      notificationChannels,
+      { name: input.name, enabled: input.enabled ?? true, settings: p.settings, secretCiphertext: await seal(config.secretsKey, JSON.stringify(p.secrets)), updatedAt: now.toISOString() },
+      eq(notificationChannels.id, current.id),
+    )
     .run();
   return { message: "Channel updated", ...(p.generatedSecret ? { secret: p.generatedSecret } : {}) };
 }
 
-export async function deleteChannel(db: Db, organizationId: number, id: number) {
-  const c = await channelOf(db, organizationId, id);
-  await db.delete(notificationChannels).where(eq(notificationChannels.id, c.id)).run();
+export async function deleteChannel(t: Tenant, id: number) {
+  const c = await channelOf(t, id);
+  await t.delete(notificationChannels, eq(notificationChannels.id, c.id)).run();
   return { message: "Channel deleted" };
 }
 
 const TIMEOUT_MS = 10_000;
 
-async function post(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
+async function post(config: Config, url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
+  // Again at send time: the policy may have changed, a name may resolve elsewhere today.
+  const verdict = await checkUrl(egressPolicy(config), url, HTTP_SCHEMES);
+  if (!verdict.allowed) return { ok: false, retryable: false, failure: "blocked", error: `destination refused: ${verdict.reason}` };
   try {
+    // redirect "manual": a receiver cannot send the request on to an internal address.
     const res = await fetch(url, { method: "POST", body, headers: { "content-type": "application/json", "user-agent": "Trust-Plane-Alerts/1", ...headers }, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: "manual" });
     await res.body?.cancel();
     if (res.status >= 200 && res.status < 300) return { ok: true, retryable: false, status: res.status };
     const retryable = res.status >= 500 || res.status === 408 || res.status === 429;
-    return { ok: false, retryable, status: res.status, error: `HTTP ${res.status}` };
+    return { ok: false, retryable, status: res.status, error: `HTTP ${res.status}`, failure: "rejected" };
   } catch (err) {
-    return { ok: false, retryable: true, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
+    const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+    return { ok: false, retryable: true, failure: timedOut ? "timeout" : "unreachable", error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
   }
 }
 
 /** Sends one alert to one channel; never throws. */
-export async function sendToChannel(
-  db: Db,
-  config: Config,
-  channel: typeof notificationChannels.$inferSelect,
-  payload: AlertPayload,
-  now: Date,
-): Promise<SendResult> {
+export async function sendToChannel(db: Db, config: Config, channel: Channel, payload: AlertPayload, now: Date): Promise<SendResult> {
   let secrets: ChannelSecrets;
   try {
     secrets = JSON.parse(await unseal(config.secretsKey, channel.secretCiphertext)) as ChannelSecrets;
   } catch {
-    return { ok: false, retryable: false, error: "channel secret cannot be unsealed (SECRETS_KEY changed?)" };
+    return { ok: false, retryable: false, failure: "misconfigured", error: "channel secret cannot be unsealed (SECRETS_KEY changed?)" };
   }
   if (channel.kind === "webhook") {
     const body = JSON.stringify(payload);
     const t = Math.floor(now.getTime() / 1000);
     const v1 = await hmacSha256Hex(secrets.secret ?? "", `${t}.${body}`);
-    return post(String(channel.settings.url), body, {
+    return post(config, secrets.url ?? String(channel.settings.url), body, {
       "x-trustplane-signature": `t=${t},v1=${v1}`,
       "x-trustplane-event-id": payload.event_id,
       "x-trustplane-alert-id": String(payload.id),
@@ -205,21 +211,35 @@ export async function sendToChannel(
   }
   if (channel.kind === "slack") {
     const text = `*[${payload.rule.severity.toUpperCase()}] ${payload.message.subject}*\n${payload.message.body}`;
-    return post(secrets.url ?? "", JSON.stringify({ text }), {});
+    return post(config, secrets.url ?? "", JSON.stringify({ text }), {});
   }
+  return sendEmail(db, config, channel, secrets, payload, now);
+}
+
+async function sendEmail(db: Db, config: Config, channel: Channel, secrets: ChannelSecrets, payload: AlertPayload, now: Date): Promise<SendResult> {
   const recipients = (channel.settings.recipients as string[]) ?? [];
-  const smtpUrl = secrets.smtp_url || config.smtpUrl;
   const message = { organizationId: channel.organizationId, subject: `[Trust-Plane] ${payload.message.subject}`, body: payload.message.body, kind: "alert" };
   try {
-    if (!smtpUrl) {
+    if (secrets.smtp_url) {
+      // The channel's own server is a user's destination: checked like a webhook, and
+      // connected to by the address the policy judged (no second reading of the host).
+      const verdict = await checkUrl(egressPolicy(config), secrets.smtp_url, SMTP_SCHEMES);
+      if (!verdict.allowed) return { ok: false, retryable: false, failure: "blocked", error: `destination refused: ${verdict.reason}` };
+      const settings = { ...parseSmtpUrl(secrets.smtp_url), host: verdict.host.replace(/^\[|\]$/g, ""), port: verdict.port };
+      const transport = smtpTransport(config, settings);
+      for (const to of recipients) await transport.send({ ...message, to });
+      return { ok: true, retryable: false };
+    }
+    if (!config.smtpUrl) {
       // No SMTP anywhere: the outbox is the mailbox (development).
       for (const to of recipients) await enqueueMail(db, config, { ...message, to }, now).run();
       return { ok: true, retryable: false };
     }
-    const transport = smtpTransport({ ...config, smtpUrl });
+    const transport = smtpTransport(config);
     for (const to of recipients) await transport.send({ ...message, to });
     return { ok: true, retryable: false };
   } catch (err) {
-    return { ok: false, retryable: true, error: err instanceof Error ? err.message : String(err) };
+    const text = err instanceof Error ? err.message : String(err);
+    return { ok: false, retryable: true, failure: /timed? ?out/i.test(text) ? "timeout" : "unreachable", error: text };
   }
 }

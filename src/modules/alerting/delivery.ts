@@ -34,7 +34,14 @@ export function payloadOf(h: typeof alertHistory.$inferSelect): AlertPayload {
   };
 }
 
-export async function deliverDue(db: Db, config: Config, organizationId: number, now: Date): Promise<{ delivered: number; retrying: number; failed: number; nextDueAt: string | null }> {
+export interface DeliveryRunResult {
+  delivered: number;
+  retrying: number;
+  failed: number;
+  nextDueAt: string | null;
+}
+
+export async function deliverDue(db: Db, config: Config, organizationId: number, now: Date): Promise<DeliveryRunResult> {
   const nowIso = now.toISOString();
   const due = await db
     .select({ d: alertDeliveries, h: alertHistory, c: notificationChannels })

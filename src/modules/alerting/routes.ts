@@ -6,7 +6,7 @@
  * another's), plus the organization-wide /api/notification-channels.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { principalOf, type AppContext, type AppEnv } from "../../platform/context";
+import { tenantOf, type AppContext, type AppEnv } from "../../platform/context";
 import type { Permission } from "../../platform/permissions";
 import { body, defineRoute, json } from "../../platform/route";
 import { introspect } from "./cel/introspection";
@@ -15,8 +15,6 @@ import * as channels from "./channels";
 import { notifyAlertState } from "./emit";
 import * as s from "./schema";
 import * as alerting from "./service";
-
-const org = (c: AppContext) => principalOf(c).organizationId;
 
 function moduleRoutes(m: ModuleName) {
   const tags = [`Alerting: ${m}`];
@@ -101,6 +99,7 @@ export const channelRoutes = {
   test: defineRoute({
     method: "post", path: "/api/notification-channels/{channel_id}/test", tags: channelTags, summary: "Send a test notification now",
     access: manageUsers, audit: { action: "notification_channel.test", targetType: "notification_channel", idParam: "channel_id" },
+    description: "Answers `delivered: true`, or `delivered: false` with a generic failure class in `error`: `blocked` (the egress policy refuses the destination), `unreachable`, `timeout`, `rejected` (the receiver answered with an error), `misconfigured`. The receiver's own answer is never passed on.",
     request: { params: s.ChannelIdParam }, responses: { 200: json(s.ChannelTestResult) },
   }),
 };
@@ -108,64 +107,63 @@ export const channelRoutes = {
 export function registerAlertingRoutes(app: OpenAPIHono<AppEnv>) {
   for (const m of MODULE_NAMES) {
     const r = moduleRoutes(m);
-    const db = (c: AppContext) => c.get("db");
-    const rulesChanged = (c: AppContext) => notifyAlertState(c.env, org(c), "rules");
-    app.openapi(r.listRules, async (c) => c.json({ rules: await alerting.listRules(db(c), org(c), m) }, 200));
+    const rulesChanged = (c: AppContext) => notifyAlertState(c.env, tenantOf(c).organizationId, "rules");
+    app.openapi(r.listRules, async (c) => c.json({ rules: await alerting.listRules(tenantOf(c), m) }, 200));
     app.openapi(r.createRule, async (c) => {
-      const out = await alerting.createRule(db(c), org(c), m, c.req.valid("json"), new Date());
+      const out = await alerting.createRule(tenantOf(c), m, c.req.valid("json"), c.get("now"));
       await rulesChanged(c);
       return c.json(out, 201);
     });
     app.openapi(r.testRule, async (c) => {
       const b = c.req.valid("json");
-      return c.json(await alerting.testRule(db(c), org(c), m, b.expression, b.event), 200);
+      return c.json(await alerting.testRule(tenantOf(c), m, b.expression, b.event), 200);
     });
-    app.openapi(r.getRule, async (c) => c.json(await alerting.getRule(db(c), org(c), m, c.req.valid("param").rule_id), 200));
+    app.openapi(r.getRule, async (c) => c.json(await alerting.getRule(tenantOf(c), m, c.req.valid("param").rule_id), 200));
     app.openapi(r.putRule, async (c) => {
-      const out = await alerting.replaceRule(db(c), org(c), m, c.req.valid("param").rule_id, c.req.valid("json"), new Date());
+      const out = await alerting.replaceRule(tenantOf(c), m, c.req.valid("param").rule_id, c.req.valid("json"), c.get("now"));
       await rulesChanged(c);
       return c.json(out, 200);
     });
     app.openapi(r.patchRule, async (c) => {
-      const out = await alerting.setRuleEnabled(db(c), org(c), m, c.req.valid("param").rule_id, c.req.valid("json").enabled, new Date());
+      const out = await alerting.setRuleEnabled(tenantOf(c), m, c.req.valid("param").rule_id, c.req.valid("json").enabled, c.get("now"));
       await rulesChanged(c);
       return c.json(out, 200);
     });
     app.openapi(r.deleteRule, async (c) => {
-      const out = await alerting.deleteRule(db(c), org(c), m, c.req.valid("param").rule_id);
+      const out = await alerting.deleteRule(tenantOf(c), m, c.req.valid("param").rule_id);
       await rulesChanged(c);
       return c.json(out, 200);
     });
-    app.openapi(r.listTemplates, async (c) => c.json({ templates: await alerting.listTemplates(db(c), org(c), m) }, 200));
-    app.openapi(r.createTemplate, async (c) => c.json(await alerting.createTemplate(db(c), org(c), m, c.req.valid("json"), new Date()), 201));
-    app.openapi(r.getTemplate, async (c) => c.json(await alerting.getTemplate(db(c), org(c), m, c.req.valid("param").template_id), 200));
+    app.openapi(r.listTemplates, async (c) => c.json({ templates: await alerting.listTemplates(tenantOf(c), m) }, 200));
+    app.openapi(r.createTemplate, async (c) => c.json(await alerting.createTemplate(tenantOf(c), m, c.req.valid("json"), c.get("now")), 201));
+    app.openapi(r.getTemplate, async (c) => c.json(await alerting.getTemplate(tenantOf(c), m, c.req.valid("param").template_id), 200));
     app.openapi(r.putTemplate, async (c) => {
-      const out = await alerting.replaceTemplate(db(c), org(c), m, c.req.valid("param").template_id, c.req.valid("json"), new Date());
+      const out = await alerting.replaceTemplate(tenantOf(c), m, c.req.valid("param").template_id, c.req.valid("json"), c.get("now"));
       await rulesChanged(c);
       return c.json(out, 200);
     });
     app.openapi(r.deleteTemplate, async (c) => {
-      const out = await alerting.deleteTemplate(db(c), org(c), m, c.req.valid("param").template_id);
+      const out = await alerting.deleteTemplate(tenantOf(c), m, c.req.valid("param").template_id);
       await rulesChanged(c);
       return c.json(out, 200);
     });
     app.openapi(r.history, async (c) => {
       const q = c.req.valid("query");
-      return c.json(await alerting.listHistory(db(c), org(c), m, q.limit, q.offset), 200);
+      return c.json(await alerting.listHistory(tenantOf(c), m, q.limit, q.offset), 200);
     });
     app.openapi(r.introspection, async (c) => c.json(introspect(m), 200));
   }
 
-  app.openapi(channelRoutes.list, async (c) => c.json({ channels: await channels.listChannels(c.get("db"), org(c)) }, 200));
-  app.openapi(channelRoutes.create, async (c) => c.json(await channels.createChannel(c.get("db"), c.get("config"), org(c), c.req.valid("json"), new Date()), 201));
-  app.openapi(channelRoutes.get, async (c) => c.json(channels.channelView(await channels.channelOf(c.get("db"), org(c), c.req.valid("param").channel_id)), 200));
+  app.openapi(channelRoutes.list, async (c) => c.json({ channels: await channels.listChannels(tenantOf(c)) }, 200));
+  app.openapi(channelRoutes.create, async (c) => c.json(await channels.createChannel(tenantOf(c), c.get("config"), c.req.valid("json"), c.get("now")), 201));
+  app.openapi(channelRoutes.get, async (c) => c.json(channels.channelView(await channels.channelOf(tenantOf(c), c.req.valid("param").channel_id)), 200));
   app.openapi(channelRoutes.put, async (c) =>
-    c.json(await channels.updateChannel(c.get("db"), c.get("config"), org(c), c.req.valid("param").channel_id, c.req.valid("json"), new Date()), 200),
+    c.json(await channels.updateChannel(tenantOf(c), c.get("config"), c.req.valid("param").channel_id, c.req.valid("json"), c.get("now")), 200),
   );
-  app.openapi(channelRoutes.delete, async (c) => c.json(await channels.deleteChannel(c.get("db"), org(c), c.req.valid("param").channel_id), 200));
+  app.openapi(channelRoutes.delete, async (c) => c.json(await channels.deleteChannel(tenantOf(c), c.req.valid("param").channel_id), 200));
   app.openapi(channelRoutes.test, async (c) => {
-    const ch = await channels.channelOf(c.get("db"), org(c), c.req.valid("param").channel_id);
-    const now = new Date();
+    const ch = await channels.channelOf(tenantOf(c), c.req.valid("param").channel_id);
+    const now = c.get("now");
     const r = await channels.sendToChannel(c.get("db"), c.get("config"), ch, {
       id: 0,
       event_id: `test-${now.getTime()}`,
@@ -177,6 +175,7 @@ export function registerAlertingRoutes(app: OpenAPIHono<AppEnv>) {
       fired_at: now.toISOString(),
       test: true,
     }, now);
-    return c.json({ delivered: r.ok, status: r.status ?? null, error: r.error ?? null }, 200);
+    // Delivered, or a generic failure class: never the receiver's status line or body.
+    return c.json({ delivered: r.ok, error: r.ok ? null : (r.failure ?? "unreachable") }, 200);
   });
 }

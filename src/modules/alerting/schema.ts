@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { SEVERITIES } from "./service";
 import { limitOffsetQuery, pathId } from "../../platform/paging";
+import { rejectUnsafeText, safeMultilineText, safeText } from "../../platform/text";
 
 export const RuleBody = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: safeText(200),
     expression: z.string().openapi({ description: "CEL, at most 4 KiB", example: 'cert.dns_names.exists(n, n.endsWith(".example.com")) && !caa.authorized' }),
     enabled: z.boolean().optional(),
     severity: z.enum(SEVERITIES).optional().openapi({ description: "default medium" }),
@@ -38,9 +39,9 @@ export const TestResult = z.object({ matched: z.boolean(), error: z.string().nul
 
 export const TemplateBody = z
   .object({
-    name: z.string().trim().min(1).max(200),
-    subject: z.string().max(1000).openapi({ example: "New certificate for {{cert.subject}}" }),
-    body: z.string().max(20_000).openapi({ example: "Issuer: {{cert.issuer}}\nNames: {{cert.dns_names}}" }),
+    name: safeText(200),
+    subject: z.string().max(1000).superRefine(rejectUnsafeText(false)).openapi({ example: "New certificate for {{cert.subject}}" }),
+    body: safeMultilineText(20_000).openapi({ example: "Issuer: {{cert.issuer}}\nNames: {{cert.dns_names}}" }),
   })
   .openapi("AlertTemplateInput");
 export const Template = TemplateBody.extend({ id: z.number().int(), created_at: z.string(), updated_at: z.string() }).openapi("AlertTemplate");
@@ -91,10 +92,10 @@ export const Introspection = z
 
 export const ChannelBody = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: safeText(200),
     kind: z.enum(["webhook", "slack", "email"]),
     enabled: z.boolean().optional(),
-    url: z.string().max(2000).optional().openapi({ description: "webhook and slack: http(s) URL" }),
+    url: z.string().max(2000).optional().openapi({ description: "webhook and slack: http(s) URL; must pass the egress policy (no internal addresses, see README \"Security\"). Sealed; a webhook URL is shown with userinfo and query values masked" }),
     secret: z.string().max(200).optional().openapi({ description: "webhook: HMAC signing secret (>= 16 chars); generated when absent and returned once" }),
     recipients: z.array(z.string().max(254)).max(50).optional().openapi({ description: "email: recipient addresses" }),
     smtp_url: z.string().max(2000).optional().openapi({ description: "email: SMTP server for this channel (default: the service's SMTP_URL)" }),
@@ -114,7 +115,10 @@ export const Channel = z
   .openapi("NotificationChannel");
 export const ChannelList = z.object({ channels: z.array(Channel) });
 export const ChannelCreated = z.object({ id: z.number().int(), message: z.string(), secret: z.string().optional().openapi({ description: "webhook signing secret, shown only here" }) });
-export const ChannelTestResult = z.object({ delivered: z.boolean(), status: z.number().int().nullable(), error: z.string().nullable() });
+export const ChannelTestResult = z.object({
+  delivered: z.boolean(),
+  error: z.enum(["blocked", "unreachable", "timeout", "rejected", "misconfigured"]).nullable().openapi({ description: "Failure class when not delivered" }),
+});
 
 export const RuleIdParam = z.object({ rule_id: pathId("rule_id") });
 export const TemplateIdParam = z.object({ template_id: pathId("template_id") });

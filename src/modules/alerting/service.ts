@@ -4,10 +4,11 @@
  * save (400 with the position), list references are recorded so a referenced list
  * cannot be deleted, and the organization's AlertState is told to recompile.
  */
-import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { alertDeliveries, alertHistory, alertRuleLists, alertRules, alertTemplates, notificationChannels } from "../../db/schema";
 import { badRequest, notFound, type ErrorDetail } from "../../platform/errors";
+import { readPage } from "../../platform/paging";
+import type { Tenant } from "../../platform/tenant";
 import { listNames, loadListsForRules } from "../lists/service";
 import { compileRule, evaluate, type CelError } from "./cel/engine";
 import { compileListData } from "./cel/list-data";
@@ -47,8 +48,8 @@ const whereIn = (e: CelError) => (e.position ? ` at line ${e.position.line}, col
 const describeCelError = (e: CelError) => `${e.code}${whereIn(e)}: ${e.message}`;
 
 /** Compiles against the organization's current lists; a failure is a 400 naming the position. */
-async function compileOrThrow(db: Db, organizationId: number, module: ModuleName, expression: string) {
-  const compiled = compileRule(module, expression, await listNames(db, organizationId));
+async function compileOrThrow(t: Tenant, module: ModuleName, expression: string) {
+  const compiled = compileRule(module, expression, await listNames(t));
   if (!compiled.ok) {
     throw badRequest(`Invalid rule expression${whereIn(compiled)}: ${compiled.message}`, [
       { path: "expression", message: describeCelError(compiled) },
@@ -57,21 +58,15 @@ async function compileOrThrow(db: Db, organizationId: number, module: ModuleName
   return compiled;
 }
 
-async function checkReferences(db: Db, organizationId: number, module: ModuleName, input: RuleInput) {
+async function checkReferences(t: Tenant, module: ModuleName, input: RuleInput) {
   const details: ErrorDetail[] = [];
   if (input.template_id != null) {
-    const t = await db
-      .select({ id: alertTemplates.id })
-      .from(alertTemplates)
-      .where(and(eq(alertTemplates.id, input.template_id), eq(alertTemplates.organizationId, organizationId), eq(alertTemplates.module, module)))
-      .get();
-    if (!t) details.push({ path: "template_id", message: `no ${module} template ${input.template_id}` });
+    const template = await t.first(alertTemplates, eq(alertTemplates.id, input.template_id), eq(alertTemplates.module, module));
+    if (!template) details.push({ path: "template_id", message: `no ${module} template ${input.template_id}` });
   }
   const ids = [...new Set(input.channel_ids ?? [])];
   if (ids.length) {
-    const found = new Set(
-      (await db.select({ id: notificationChannels.id }).from(notificationChannels).where(and(eq(notificationChannels.organizationId, organizationId), inArray(notificationChannels.id, ids))).all()).map((r) => r.id),
-    );
+    const found = new Set((await t.all(notificationChannels, inArray(notificationChannels.id, ids))).map((r) => r.id));
     ids.forEach((id) => {
       if (!found.has(id)) details.push({ path: "channel_ids", message: `no notification channel ${id}` });
     });
@@ -80,34 +75,28 @@ async function checkReferences(db: Db, organizationId: number, module: ModuleNam
   return ids;
 }
 
-export async function listRules(db: Db, organizationId: number, module: ModuleName) {
-  const rows = await db.select().from(alertRules).where(and(eq(alertRules.organizationId, organizationId), eq(alertRules.module, module))).orderBy(alertRules.id).all();
-  return rows.map(ruleView);
+export async function listRules(t: Tenant, module: ModuleName) {
+  return (await t.select(alertRules, eq(alertRules.module, module)).orderBy(alertRules.id).all()).map(ruleView);
 }
 
-async function ruleOf(db: Db, organizationId: number, module: ModuleName, id: number) {
-  const r = await db
-    .select()
-    .from(alertRules)
-    .where(and(eq(alertRules.id, id), eq(alertRules.organizationId, organizationId), eq(alertRules.module, module)))
-    .get();
-  if (!r) throw notFound("Alert rule");
+/** A rule of this module and organization, or 404. */
+async function ruleOf(t: Tenant, module: ModuleName, id: number) {
+  const r = await t.get(alertRules, id);
+  if (!r || r.module !== module) throw notFound("Alert rule");
   return r;
 }
 
-export async function getRule(db: Db, organizationId: number, module: ModuleName, id: number) {
-  return ruleView(await ruleOf(db, organizationId, module, id));
+export async function getRule(t: Tenant, module: ModuleName, id: number) {
+  return ruleView(await ruleOf(t, module, id));
 }
 
-export async function createRule(db: Db, organizationId: number, module: ModuleName, input: RuleInput, now: Date) {
-  const compiled = await compileOrThrow(db, organizationId, module, input.expression);
-  const channelIds = await checkReferences(db, organizationId, module, input);
+export async function createRule(t: Tenant, module: ModuleName, input: RuleInput, now: Date) {
+  const compiled = await compileOrThrow(t, module, input.expression);
+  const channelIds = await checkReferences(t, module, input);
   const nowIso = now.toISOString();
-  const [inserted] = await db.batch([
-    db
-      .insert(alertRules)
-      .values({
-        organizationId,
+  const [inserted] = await t.db.batch([
+    t
+      .insert(alertRules, {
         module,
         name: input.name,
         expression: input.expression,
@@ -121,7 +110,7 @@ export async function createRule(db: Db, organizationId: number, module: ModuleN
       })
       .returning({ id: alertRules.id }),
     ...compiled.listNames.map((listName) =>
-      db.insert(alertRuleLists).values({ ruleId: sqlNewestRule(organizationId), organizationId, listName }),
+      t.db.insert(alertRuleLists).values({ ruleId: sqlNewestRule(t.organizationId), organizationId: t.organizationId, listName }),
     ),
   ]);
   return { id: inserted[0].id, message: "Alert rule created" };
@@ -130,14 +119,14 @@ export async function createRule(db: Db, organizationId: number, module: ModuleN
 /** In a batch (one transaction) the newest rule of the organization is the one just inserted. */
 const sqlNewestRule = (organizationId: number) => sql`(SELECT max(id) FROM alert_rules WHERE organization_id = ${organizationId})`;
 
-export async function replaceRule(db: Db, organizationId: number, module: ModuleName, id: number, input: RuleInput, now: Date) {
-  const current = await ruleOf(db, organizationId, module, id);
-  const compiled = await compileOrThrow(db, organizationId, module, input.expression);
-  const channelIds = await checkReferences(db, organizationId, module, input);
-  await db.batch([
-    db
-      .update(alertRules)
-      .set({
+export async function replaceRule(t: Tenant, module: ModuleName, id: number, input: RuleInput, now: Date) {
+  const current = await ruleOf(t, module, id);
+  const compiled = await compileOrThrow(t, module, input.expression);
+  const channelIds = await checkReferences(t, module, input);
+  await t.db.batch([
+    t.update(
+      alertRules,
+      {
         name: input.name,
         expression: input.expression,
         enabled: input.enabled ?? true,
@@ -147,29 +136,33 @@ export async function replaceRule(db: Db, organizationId: number, module: Module
         throttleSeconds: input.throttle_seconds ?? 0,
         version: current.version + 1,
         updatedAt: now.toISOString(),
-      })
-      .where(eq(alertRules.id, current.id)),
-    db.delete(alertRuleLists).where(eq(alertRuleLists.ruleId, current.id)),
-    ...compiled.listNames.map((listName) => db.insert(alertRuleLists).values({ ruleId: current.id, organizationId, listName })),
+      },
+      eq(alertRules.id, current.id),
+    ),
+    t.db.delete(alertRuleLists).where(and(eq(alertRuleLists.ruleId, current.id), eq(alertRuleLists.organizationId, t.organizationId))),
+    ...compiled.listNames.map((listName) => t.db.insert(alertRuleLists).values({ ruleId: current.id, organizationId: t.organizationId, listName })),
   ]);
   return { message: "Alert rule updated" };
 }
 
-export async function setRuleEnabled(db: Db, organizationId: number, module: ModuleName, id: number, enabled: boolean, now: Date) {
-  const current = await ruleOf(db, organizationId, module, id);
-  await db.update(alertRules).set({ enabled, version: current.version + 1, updatedAt: now.toISOString() }).where(eq(alertRules.id, current.id)).run();
+export async function setRuleEnabled(t: Tenant, module: ModuleName, id: number, enabled: boolean, now: Date) {
+  const current = await ruleOf(t, module, id);
+  await t.update(alertRules, { enabled, version: current.version + 1, updatedAt: now.toISOString() }, eq(alertRules.id, current.id)).run();
   return { message: enabled ? "Alert rule enabled" : "Alert rule disabled" };
 }
 
-export async function deleteRule(db: Db, organizationId: number, module: ModuleName, id: number) {
-  const current = await ruleOf(db, organizationId, module, id);
-  await db.batch([db.delete(alertRuleLists).where(eq(alertRuleLists.ruleId, current.id)), db.delete(alertRules).where(eq(alertRules.id, current.id))]);
+export async function deleteRule(t: Tenant, module: ModuleName, id: number) {
+  const current = await ruleOf(t, module, id);
+  await t.db.batch([
+    t.db.delete(alertRuleLists).where(and(eq(alertRuleLists.ruleId, current.id), eq(alertRuleLists.organizationId, t.organizationId))),
+    t.delete(alertRules, eq(alertRules.id, current.id)),
+  ]);
   return { message: "Alert rule deleted" };
 }
 
 /** Evaluates an expression against an example event with the organization's current lists; saves nothing. */
-export async function testRule(db: Db, organizationId: number, module: ModuleName, expression: string, event: Record<string, unknown>) {
-  const lists = await loadListsForRules(db, organizationId);
+export async function testRule(t: Tenant, module: ModuleName, expression: string, event: Record<string, unknown>) {
+  const lists = await loadListsForRules(t);
   const compiled = compileRule(module, expression, lists.map((l) => l.name));
   if (!compiled.ok) {
     return { matched: false, error: describeCelError(compiled) };
@@ -198,63 +191,58 @@ function checkTemplate(module: ModuleName, input: TemplateInput) {
   if (details.length) throw badRequest("Template references unknown fields", details);
 }
 
-async function templateOf(db: Db, organizationId: number, module: ModuleName, id: number) {
-  const t = await db
-    .select()
-    .from(alertTemplates)
-    .where(and(eq(alertTemplates.id, id), eq(alertTemplates.organizationId, organizationId), eq(alertTemplates.module, module)))
-    .get();
-  if (!t) throw notFound("Alert template");
-  return t;
+async function templateOf(t: Tenant, module: ModuleName, id: number) {
+  const template = await t.get(alertTemplates, id);
+  if (!template || template.module !== module) throw notFound("Alert template");
+  return template;
 }
 
-export async function listTemplates(db: Db, organizationId: number, module: ModuleName) {
-  const rows = await db.select().from(alertTemplates).where(and(eq(alertTemplates.organizationId, organizationId), eq(alertTemplates.module, module))).orderBy(alertTemplates.id).all();
-  return rows.map(templateView);
+export async function listTemplates(t: Tenant, module: ModuleName) {
+  return (await t.select(alertTemplates, eq(alertTemplates.module, module)).orderBy(alertTemplates.id).all()).map(templateView);
 }
 
-export async function getTemplate(db: Db, organizationId: number, module: ModuleName, id: number) {
-  return templateView(await templateOf(db, organizationId, module, id));
+export async function getTemplate(t: Tenant, module: ModuleName, id: number) {
+  return templateView(await templateOf(t, module, id));
 }
 
-export async function createTemplate(db: Db, organizationId: number, module: ModuleName, input: TemplateInput, now: Date) {
+export async function createTemplate(t: Tenant, module: ModuleName, input: TemplateInput, now: Date) {
   checkTemplate(module, input);
   const nowIso = now.toISOString();
-  const row = await db.insert(alertTemplates).values({ organizationId, module, ...input, createdAt: nowIso, updatedAt: nowIso }).returning().get();
+  const [row] = await t.insert(alertTemplates, { module, ...input, createdAt: nowIso, updatedAt: nowIso }).returning();
   return { id: row.id, message: "Alert template created" };
 }
 
-export async function replaceTemplate(db: Db, organizationId: number, module: ModuleName, id: number, input: TemplateInput, now: Date) {
+export async function replaceTemplate(t: Tenant, module: ModuleName, id: number, input: TemplateInput, now: Date) {
+  const template = await templateOf(t, module, id);
   checkTemplate(module, input);
-  const t = await templateOf(db, organizationId, module, id);
-  await db.update(alertTemplates).set({ ...input, updatedAt: now.toISOString() }).where(eq(alertTemplates.id, t.id)).run();
+  await t.update(alertTemplates, { ...input, updatedAt: now.toISOString() }, eq(alertTemplates.id, template.id)).run();
   return { message: "Alert template updated" };
 }
 
-export async function deleteTemplate(db: Db, organizationId: number, module: ModuleName, id: number) {
-  const t = await templateOf(db, organizationId, module, id);
+export async function deleteTemplate(t: Tenant, module: ModuleName, id: number) {
+  const template = await templateOf(t, module, id);
   // Rules that used it fall back to the default message.
-  await db.batch([
-    db.update(alertRules).set({ templateId: null }).where(and(eq(alertRules.organizationId, organizationId), eq(alertRules.templateId, t.id))),
-    db.delete(alertTemplates).where(eq(alertTemplates.id, t.id)),
+  await t.db.batch([
+    t.update(alertRules, { templateId: null }, eq(alertRules.templateId, template.id)),
+    t.delete(alertTemplates, eq(alertTemplates.id, template.id)),
   ]);
   return { message: "Alert template deleted" };
 }
 
 // ---- history ------------------------------------------------------------------------
 
-export async function listHistory(db: Db, organizationId: number, module: ModuleName, limit: number, offset: number) {
-  const where = and(eq(alertHistory.organizationId, organizationId), eq(alertHistory.module, module));
-  const [rows, total] = await Promise.all([
-    db.select().from(alertHistory).where(where).orderBy(desc(alertHistory.firedAt), desc(alertHistory.id)).limit(limit).offset(offset).all(),
-    db.select({ n: count() }).from(alertHistory).where(where).get(),
-  ]);
+export async function listHistory(t: Tenant, module: ModuleName, limit: number, offset: number) {
+  const ofModule = eq(alertHistory.module, module);
+  const { rows, total } = await readPage(
+    t.select(alertHistory, ofModule).orderBy(desc(alertHistory.firedAt), desc(alertHistory.id)).limit(limit).offset(offset),
+    t.countQuery(alertHistory, ofModule),
+  );
   const deliveries = rows.length
-    ? await db
+    ? await t.db
         .select({ d: alertDeliveries, name: notificationChannels.name, kind: notificationChannels.kind })
         .from(alertDeliveries)
-        .leftJoin(notificationChannels, eq(notificationChannels.id, alertDeliveries.channelId))
-        .where(inArray(alertDeliveries.historyId, rows.map((r) => r.id)))
+        .leftJoin(notificationChannels, and(eq(notificationChannels.id, alertDeliveries.channelId), eq(notificationChannels.organizationId, t.organizationId)))
+        .where(t.where(alertDeliveries, inArray(alertDeliveries.historyId, rows.map((r) => r.id))))
         .all()
     : [];
   return {
@@ -282,7 +270,7 @@ export async function listHistory(db: Db, organizationId: number, module: Module
           delivered_at: d.deliveredAt,
         })),
     })),
-    total: total?.n ?? 0,
+    total,
     limit,
     offset,
   };

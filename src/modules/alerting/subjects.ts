@@ -37,7 +37,14 @@ export function eventSummary(module: ModuleName, e: Ev): string {
         ? `Scan of ${e.monitor_cn ?? "?"} at ${e.ip_address ?? "?"} failed: ${e.error ?? ""}`
         : `Scan of ${e.monitor_cn ?? "?"} at ${e.ip_address ?? "?"}: ${e.validity_days ?? "?"} days left`;
     case "dns-watcher": {
+      // What got worse first (DNSSEC failure, DMARC verdict, SPF open to all), then what changed.
       const changed = ((e.changed_records as Ev[] | undefined) ?? []).map((r) => `${r.name} ${r.type}`);
+      const worse = [
+        get(e, "dnssec.status") === "bogus" && get(e, "dnssec.previous_status") !== "bogus" ? "DNSSEC validation failed" : "",
+        String(get(e, "dmarc.verdict") ?? ""),
+        get(e, "spf.became_permissive") ? "SPF allows all senders" : "",
+      ].filter(Boolean);
+      if (worse.length) return `${e.domain ?? "?"}: ${worse.join("; ")}`;
       return `DNS of ${e.domain ?? "?"} changed${changed.length ? `: ${changed.slice(0, 3).join(", ")}` : ""}`;
     }
   }

@@ -6,6 +6,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { invitations, organizations, sessions, users, type RoleAssignment } from "../../db/schema/platform";
 import type { Principal } from "../../platform/context";
+import { isUniqueViolation } from "../../platform/db-errors";
 import { ApiError, badRequest, conflict, unauthorized } from "../../platform/errors";
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from "../../platform/passwords";
 import { ASSIGNABLE_ROLES, MONITORING_MODULES } from "../../platform/permissions";
@@ -59,7 +60,7 @@ export async function signup(db: Db, input: { organization_name: string; email: 
       }),
     ]);
   } catch (err) {
-    if (String(err).includes("UNIQUE")) throw conflict("An account with this email already exists");
+    if (isUniqueViolation(err)) throw conflict("An account with this email already exists");
     throw err;
   }
   const user = await db.select().from(users).where(eq(users.email, email)).get();
@@ -113,6 +114,7 @@ export async function me(db: Db, principal: Principal) {
       is_signup_user: user.isSignupUser,
       created_at: user.createdAt,
       permissions: displayedRoles(user),
+      weekly_audit_report_enabled: user.weeklyAuditReportEnabled,
     },
     organization: { id: org.id, name: org.name, tier: org.tier, created_at: org.createdAt },
     credential: principal.kind,
@@ -120,8 +122,26 @@ export async function me(db: Db, principal: Principal) {
   };
 }
 
+/** The caller's own preferences (today: whether the weekly audit report is mailed to them). */
+export async function preferences(db: Db, principal: Principal) {
+  const user = await db.select({ weekly: users.weeklyAuditReportEnabled }).from(users).where(eq(users.id, principal.userId)).get();
+  if (!user) throw unauthorized();
+  return { weekly_audit_report_enabled: user.weekly };
+}
+
+export async function updatePreferences(db: Db, principal: Principal, input: { weekly_audit_report_enabled?: boolean }) {
+  if (input.weekly_audit_report_enabled !== undefined) {
+    await db
+      .update(users)
+      .set({ weeklyAuditReportEnabled: input.weekly_audit_report_enabled })
+      .where(and(eq(users.id, principal.userId), eq(users.organizationId, principal.organizationId)))
+      .run();
+  }
+  return preferences(db, principal);
+}
+
 export async function acceptInvitation(db: Db, input: { token: string; password: string }, now: Date) {
-  const invalid = new ApiError(400, "invitation_invalid", "The invitation is invalid, expired or already used");
+  const invalid = new ApiError("invitation_invalid", "The invitation is invalid, expired or already used");
   if (parseSecret(input.token) !== "invitation") throw invalid;
   const inv = await db.select().from(invitations).where(eq(invitations.tokenHash, await hashSecret(input.token))).get();
   if (!inv || inv.acceptedAt || inv.expiresAt <= now.toISOString()) throw invalid;
@@ -158,7 +178,7 @@ export async function acceptInvitation(db: Db, input: { token: string; password:
       }),
     ]);
   } catch (err) {
-    if (String(err).includes("UNIQUE")) throw conflict("An account with this email already exists");
+    if (isUniqueViolation(err)) throw conflict("An account with this email already exists");
     throw err;
   }
   const user = await db.select().from(users).where(eq(users.email, inv.email)).get();

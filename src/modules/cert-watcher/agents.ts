@@ -12,14 +12,16 @@
  * released so another agent picks the jobs up).
  */
 import { and, asc, eq, inArray, isNull, lte, ne, or, sql } from "drizzle-orm";
+import type { ScanResult } from "@trust-plane/scan-contract";
 import type { Bindings } from "../../env";
 import type { Db } from "../../db/client";
 import { certAgents, certMonitors, certScanJobs, certScans, certTargets } from "../../db/schema";
 import { registerAgentResolver, type AgentPrincipal } from "../../platform/auth";
-import { ApiError, conflict, notFound, unauthorized } from "../../platform/errors";
+import { ApiError, notFound, unauthorized } from "../../platform/errors";
 import { generateSecret, hashSecret, parseSecret, TOKEN_PREFIX_LENGTH } from "../../platform/secrets";
+import type { Tenant } from "../../platform/tenant";
 import { emitEvent } from "../alerting/emit";
-import { analyseScan, type ScanResult } from "./scan-result";
+import { analyseScan, type ScanAnalysis } from "./scan-result";
 
 /** How long a leased job stays with its agent before it can be leased again. */
 export const LEASE_SECONDS = 300;
@@ -41,12 +43,10 @@ function agentView(a: AgentRow) {
   };
 }
 
-export async function registerAgent(db: Db, organizationId: number, userId: number | null, name: string, now: Date) {
+export async function registerAgent(t: Tenant, userId: number | null, name: string, now: Date) {
   const token = generateSecret("agent");
-  const [row] = await db
-    .insert(certAgents)
-    .values({
-      organizationId,
+  const [row] = await t
+    .insert(certAgents, {
       name,
       tokenHash: await hashSecret(token),
       tokenPrefix: token.slice(0, TOKEN_PREFIX_LENGTH),
@@ -55,30 +55,22 @@ export async function registerAgent(db: Db, organizationId: number, userId: numb
     })
     .returning()
     .all();
-  return { ...agentView(row), token, message: "Agent registered; store the token now, it is not shown again" };
+  return { ...agentView(row as AgentRow), token, message: "Agent registered; store the token now, it is not shown again" };
 }
 
-export async function listAgents(db: Db, organizationId: number) {
-  const rows = await db.select().from(certAgents).where(eq(certAgents.organizationId, organizationId)).orderBy(asc(certAgents.id)).all();
+export async function listAgents(t: Tenant) {
+  const rows = await t.select(certAgents).orderBy(asc(certAgents.id)).all();
   return { agents: rows.map(agentView) };
 }
 
 /** Revokes an agent: its token stops working at once and its current leases are released. Idempotent. */
-export async function revokeAgent(db: Db, organizationId: number, agentId: number, now: Date) {
-  const a = await db
-    .select()
-    .from(certAgents)
-    .where(and(eq(certAgents.id, agentId), eq(certAgents.organizationId, organizationId)))
-    .get();
-  if (!a) throw notFound("Agent");
+export async function revokeAgent(t: Tenant, agentId: number, now: Date) {
+  const a = await t.getOr404(certAgents, agentId, "Agent");
   if (a.revokedAt) return { message: "Agent already revoked" };
   const nowIso = now.toISOString();
-  await db.batch([
-    db.update(certAgents).set({ revokedAt: nowIso }).where(eq(certAgents.id, a.id)),
-    db
-      .update(certScanJobs)
-      .set({ leaseExpiresAt: nowIso })
-      .where(and(eq(certScanJobs.agentId, a.id), eq(certScanJobs.status, "leased"))),
+  await t.db.batch([
+    t.update(certAgents, { revokedAt: nowIso }, eq(certAgents.id, a.id)),
+    t.update(certScanJobs, { leaseExpiresAt: nowIso }, eq(certScanJobs.agentId, a.id), eq(certScanJobs.status, "leased")),
   ]);
   return { message: "Agent revoked" };
 }
@@ -86,7 +78,8 @@ export async function revokeAgent(db: Db, organizationId: number, agentId: numbe
 /**
  * Resolves `Authorization: Bearer tpa_...` to its agent (registered with the
  * platform's authentication, which calls it for every `tpa_` bearer); an unknown or
- * revoked token is a 401.
+ * revoked token is a 401. A system lookup: the token names the organization, so this
+ * is the one query here that is not scoped by one.
  */
 export async function resolveAgent(db: Db, bearer: string, now: Date): Promise<AgentPrincipal | ApiError> {
   if (parseSecret(bearer) !== "agent") return unauthorized("Not an agent token (Bearer tpa_...)");
@@ -100,47 +93,50 @@ export async function resolveAgent(db: Db, bearer: string, now: Date): Promise<A
 }
 registerAgentResolver(resolveAgent);
 
+/** A job with its target and monitor, of the organization. */
+function jobsWithTargets(t: Tenant, ...conditions: Parameters<Tenant["where"]>[1][]) {
+  return t.db
+    .select({ job: certScanJobs, target: certTargets, monitor: certMonitors })
+    .from(certScanJobs)
+    .innerJoin(certTargets, eq(certTargets.id, certScanJobs.targetId))
+    .innerJoin(certMonitors, eq(certMonitors.id, certScanJobs.monitorId))
+    .where(t.where(certScanJobs, ...conditions));
+}
+
+/** The server name a monitor's scans send: target_dns overrides cn. */
+const sniOf = (monitor: typeof certMonitors.$inferSelect) => monitor.targetDns || monitor.cn;
+
 /**
  * Leases up to `maxJobs` open jobs of the agent's organization whose monitor and target
  * are enabled, oldest first. One UPDATE ... WHERE id IN (SELECT ... LIMIT n) statement,
  * so two agents leasing at once never receive the same job.
  */
-export async function leaseJobs(db: Db, agent: AgentPrincipal, maxJobs: number, now: Date, leaseSeconds = LEASE_SECONDS) {
+export async function leaseJobs(t: Tenant, agentId: number, maxJobs: number, now: Date, leaseSeconds = LEASE_SECONDS) {
   const nowIso = now.toISOString();
-  const leasable = db
+  const leasable = t.db
     .select({ id: certScanJobs.id })
     .from(certScanJobs)
     .innerJoin(certTargets, and(eq(certTargets.id, certScanJobs.targetId), eq(certTargets.enabled, true)))
     .innerJoin(certMonitors, and(eq(certMonitors.id, certScanJobs.monitorId), eq(certMonitors.enabled, true)))
-    .where(
-      and(
-        eq(certScanJobs.organizationId, agent.organizationId),
-        or(eq(certScanJobs.status, "pending"), and(eq(certScanJobs.status, "leased"), lte(certScanJobs.leaseExpiresAt, nowIso))),
-      ),
-    )
+    .where(t.where(certScanJobs, or(eq(certScanJobs.status, "pending"), and(eq(certScanJobs.status, "leased"), lte(certScanJobs.leaseExpiresAt, nowIso)))))
     .orderBy(asc(certScanJobs.createdAt), asc(certScanJobs.id))
     .limit(maxJobs);
-  const leased = await db
-    .update(certScanJobs)
-    .set({
-      status: "leased",
-      leasedAt: nowIso,
-      leaseExpiresAt: new Date(now.getTime() + leaseSeconds * 1000).toISOString(),
-      agentId: agent.agentId,
-      attempts: sql`${certScanJobs.attempts} + 1`,
-    })
-    .where(inArray(certScanJobs.id, leasable))
-    .returning({ id: certScanJobs.id, attempts: certScanJobs.attempts })
+  const leased = await t
+    .update(
+      certScanJobs,
+      {
+        status: "leased",
+        leasedAt: nowIso,
+        leaseExpiresAt: new Date(now.getTime() + leaseSeconds * 1000).toISOString(),
+        agentId,
+        attempts: sql`${certScanJobs.attempts} + 1` as unknown as number,
+      },
+      inArray(certScanJobs.id, leasable),
+    )
+    .returning({ id: certScanJobs.id })
     .all();
   if (!leased.length) return { jobs: [], lease_seconds: leaseSeconds };
-  const rows = await db
-    .select({ job: certScanJobs, target: certTargets, monitor: certMonitors })
-    .from(certScanJobs)
-    .innerJoin(certTargets, eq(certTargets.id, certScanJobs.targetId))
-    .innerJoin(certMonitors, eq(certMonitors.id, certScanJobs.monitorId))
-    .where(inArray(certScanJobs.id, leased.map((l) => l.id)))
-    .orderBy(asc(certScanJobs.id))
-    .all();
+  const rows = await jobsWithTargets(t, inArray(certScanJobs.id, leased.map((l) => l.id))).orderBy(asc(certScanJobs.id)).all();
   return {
     jobs: rows.map(({ job, target, monitor }) => ({
       job_id: job.id,
@@ -149,7 +145,7 @@ export async function leaseJobs(db: Db, agent: AgentPrincipal, maxJobs: number, 
       monitor_cn: monitor.cn,
       ip_address: target.ipAddress,
       port: monitor.port,
-      sni: monitor.targetDns || monitor.cn,
+      sni: sniOf(monitor),
       starttls: monitor.starttls ?? null,
       root_ca: monitor.rootCa,
       attempt: job.attempts,
@@ -158,7 +154,47 @@ export async function leaseJobs(db: Db, agent: AgentPrincipal, maxJobs: number, 
   };
 }
 
-const alreadyAccepted = (jobId: number) => conflict(`A result for job ${jobId} was already accepted`);
+type JobRow = Awaited<ReturnType<ReturnType<typeof jobsWithTargets>["get"]>> & {};
+
+/** The scan row of an accepted result: the event's fields, the statuses and findings as columns. */
+function scanValues(row: JobRow, agentId: number, result: ScanResult, a: ScanAnalysis, nowIso: string) {
+  const { job, target, monitor } = row;
+  const cert = a.event.certificate;
+  return {
+    monitorId: monitor.id,
+    targetId: target.id,
+    jobId: job.id,
+    agentId,
+    scannedAt: nowIso,
+    ipAddress: target.ipAddress,
+    connectionMethod: a.event.connection_method,
+    hasError: a.event.has_error,
+    error: a.event.error,
+    protocols: a.event.protocol,
+    ciphers: a.event.ciphers,
+    namedGroups: a.event.named_groups,
+    certSha256: cert?.sha256 || null,
+    certSubject: cert?.subject ?? null,
+    certIssuer: cert?.issuer ?? null,
+    certNotBefore: cert?.not_before || null,
+    certNotAfter: cert?.not_after || null,
+    validityDays: a.event.validity_days,
+    chainLength: result.chain_length ?? (cert ? 1 + result.intermediates.length : null),
+    protocolStatus: a.protocolStatus,
+    cipherStatus: a.cipherStatus,
+    validationStatus: a.validationStatus,
+    expired: a.findings.expired,
+    legacyProtocol: a.findings.legacyProtocol,
+    weakCipher: a.findings.weakCipher,
+    selfSigned: a.findings.selfSigned,
+    weakSuites: a.weakSuites,
+    frameworks: a.frameworks,
+    // The identity fields are the job's, not what the agent claimed.
+    result: { ...result, dns_name: a.event.dns_name, ip_address: target.ipAddress, monitor_cn: monitor.cn, protocol: a.event.protocol },
+  };
+}
+
+const alreadyAccepted = (jobId: number) => `A result for job ${jobId} was already accepted`;
 
 /**
  * Accepts the first result of a job of the agent's organization (any agent of it may
@@ -169,98 +205,53 @@ const alreadyAccepted = (jobId: number) => conflict(`A result for job ${jobId} w
  */
 export async function acceptResult(
   env: Bindings,
-  db: Db,
-  agent: AgentPrincipal,
+  t: Tenant,
+  agentId: number,
   jobId: number,
   result: ScanResult,
   now: Date,
   opts: { mozillaVersion?: string } = {},
 ) {
-  const row = await db
-    .select({ job: certScanJobs, target: certTargets, monitor: certMonitors })
-    .from(certScanJobs)
-    .innerJoin(certTargets, eq(certTargets.id, certScanJobs.targetId))
-    .innerJoin(certMonitors, eq(certMonitors.id, certScanJobs.monitorId))
-    .where(and(eq(certScanJobs.id, jobId), eq(certScanJobs.organizationId, agent.organizationId)))
-    .get();
+  const row = await jobsWithTargets(t, eq(certScanJobs.id, jobId)).get();
   if (!row) throw notFound("Scan job");
+  if (row.job.status === "done") throw new ApiError("conflict", alreadyAccepted(jobId));
   const { job, target, monitor } = row;
-  if (job.status === "done") throw alreadyAccepted(jobId);
-
-  const sni = monitor.targetDns || monitor.cn;
   const a = analyseScan(result, {
     monitorCn: monitor.cn,
-    sni,
+    sni: sniOf(monitor),
     ipAddress: target.ipAddress,
     starttls: monitor.starttls ?? null,
     now,
     mozillaVersion: opts.mozillaVersion,
   });
   const nowIso = now.toISOString();
-  const cert = a.event.certificate;
-  const stored: Record<string, unknown> = { ...result, dns_name: sni, ip_address: target.ipAddress, monitor_cn: monitor.cn, protocol: a.event.protocol };
   const scanIdOfJob = sql`(SELECT id FROM cert_scans WHERE job_id = ${job.id})`;
+  const [inserted] = await t.run(
+    () =>
+      t.db.batch([
+        t.insert(certScans, scanValues(row, agentId, result, a, nowIso)).returning({ id: certScans.id }),
+        t.update(certScanJobs, { status: "done", completedAt: nowIso }, eq(certScanJobs.id, job.id), ne(certScanJobs.status, "done")),
+        t.update(
+          certTargets,
+          { lastScanAt: nowIso, lastScanId: scanIdOfJob as unknown as number },
+          eq(certTargets.id, target.id),
+          or(isNull(certTargets.lastScanAt), lte(certTargets.lastScanAt, nowIso)),
+        ),
+        t.update(certMonitors, { lastScanTime: nowIso }, eq(certMonitors.id, monitor.id), or(isNull(certMonitors.lastScanTime), lte(certMonitors.lastScanTime, nowIso))),
+      ]),
+    { duplicate: alreadyAccepted(jobId) },
+  );
+  const scanId = inserted[0].id;
+  return { accepted: true as const, job_id: job.id, scan_id: scanId, alerts_fired: await alertOn(env, t.organizationId, scanId, a) };
+}
+
+/** Sends the scan's event to the alert rules; the number of rules that fired. */
+async function alertOn(env: Bindings, organizationId: number, scanId: number, a: ScanAnalysis): Promise<number> {
   try {
-    const [inserted] = await db.batch([
-      db
-        .insert(certScans)
-        .values({
-          organizationId: agent.organizationId,
-          monitorId: monitor.id,
-          targetId: target.id,
-          jobId: job.id,
-          agentId: agent.agentId,
-          scannedAt: nowIso,
-          ipAddress: target.ipAddress,
-          connectionMethod: a.event.connection_method,
-          hasError: a.event.has_error,
-          error: a.event.error,
-          protocols: a.event.protocol,
-          ciphers: a.event.ciphers,
-          namedGroups: a.event.named_groups,
-          certSha256: cert?.sha256 || null,
-          certSubject: cert?.subject ?? null,
-          certIssuer: cert?.issuer ?? null,
-          certNotBefore: cert?.not_before || null,
-          certNotAfter: cert?.not_after || null,
-          validityDays: a.event.validity_days,
-          chainLength: result.chain_length ?? (cert ? 1 + result.intermediates.length : null),
-          protocolStatus: a.protocolStatus,
-          cipherStatus: a.cipherStatus,
-          validationStatus: a.validationStatus,
-          expired: a.findings.expired,
-          legacyProtocol: a.findings.legacyProtocol,
-          weakCipher: a.findings.weakCipher,
-          selfSigned: a.findings.selfSigned,
-          weakSuites: a.weakSuites as unknown[],
-          frameworks: a.frameworks as unknown[],
-          result: stored,
-        })
-        .returning({ id: certScans.id }),
-      db
-        .update(certScanJobs)
-        .set({ status: "done", completedAt: nowIso })
-        .where(and(eq(certScanJobs.id, job.id), ne(certScanJobs.status, "done"))),
-      db
-        .update(certTargets)
-        .set({ lastScanAt: nowIso, lastScanId: scanIdOfJob })
-        .where(and(eq(certTargets.id, target.id), or(isNull(certTargets.lastScanAt), lte(certTargets.lastScanAt, nowIso)))),
-      db
-        .update(certMonitors)
-        .set({ lastScanTime: nowIso })
-        .where(and(eq(certMonitors.id, monitor.id), or(isNull(certMonitors.lastScanTime), lte(certMonitors.lastScanTime, nowIso)))),
-    ]);
-    const scanId = inserted[0].id;
-    let alertsFired = 0;
-    try {
-      alertsFired = (await emitEvent(env, "cert-watcher", agent.organizationId, a.event as unknown as Record<string, unknown>)).fired.length;
-    } catch (err) {
-      // The scan is stored; a failing alert pipeline must not make the agent resend it.
-      console.error(`cert-watcher: alert processing of scan ${scanId} failed: ${String(err)}`);
-    }
-    return { accepted: true as const, job_id: job.id, scan_id: scanId, alerts_fired: alertsFired };
+    return (await emitEvent(env, "cert-watcher", organizationId, a.event)).fired.length;
   } catch (err) {
-    if (String(err instanceof Error ? `${err.message} ${String(err.cause ?? "")}` : err).includes("UNIQUE")) throw alreadyAccepted(jobId);
-    throw err;
+    // The scan is stored; a failing alert pipeline must not make the agent resend it.
+    console.error(`cert-watcher: alert processing of scan ${scanId} failed: ${String(err)}`);
+    return 0;
   }
 }

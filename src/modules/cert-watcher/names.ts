@@ -3,7 +3,7 @@
  * addresses, and the STARTTLS setting. Pure; invalid input yields null / an error
  * string, never an exception.
  */
-import type { StartTlsProtocol } from "../../db/schema/cert-watcher";
+import { STARTTLS_BY_PORT, type StartTlsProtocol } from "@trust-plane/scan-contract/vocabulary";
 import { formatAddress, parseIpAddress } from "../lists/ip";
 
 const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
@@ -33,11 +33,6 @@ export function normalizeIp(raw: string): string | null {
   const parsed = parseIpAddress(raw.trim());
   return parsed ? formatAddress(parsed.family, parsed.address) : null;
 }
-
-/** Plaintext ports whose service upgrades with STARTTLS (the `auto` setting). */
-export const STARTTLS_BY_PORT: Readonly<Record<number, StartTlsProtocol>> = {
-  21: "ftp", 25: "smtp", 587: "smtp", 110: "pop3", 143: "imap", 389: "ldap", 5222: "xmpp", 5432: "postgres",
-};
 
 export type StartTlsSetting = "auto" | "none" | StartTlsProtocol;
 

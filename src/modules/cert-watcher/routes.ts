@@ -7,7 +7,8 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { unauthorized } from "../../platform/errors";
-import { principalOf, type AppContext, type AppEnv } from "../../platform/context";
+import { principalOf, tenantOf, type AppContext, type AppEnv } from "../../platform/context";
+import { tenantDb, type Tenant } from "../../platform/tenant";
 import { body, defineRoute, ErrorBody, json } from "../../platform/route";
 import * as agents from "./agents";
 import * as s from "./schema";
@@ -142,61 +143,60 @@ export const postResult = defineRoute({
   responses: { 200: json(s.PostResultResponse), 401: json(ErrorBody, "Missing, invalid or revoked agent token"), 404: json(ErrorBody, "No such job in the agent's organization"), 409: json(ErrorBody, "Result already accepted") },
 });
 
+/** The agent calling (its `tpa_` bearer was resolved by the platform) and its organization's handle. */
+function agentOf(c: AppContext): { agentId: number; t: Tenant } {
+  const a = c.get("agent");
+  if (!a) throw c.get("authFailure") ?? unauthorized("An agent token (Bearer tpa_...) is required");
+  return { agentId: a.agentId, t: tenantDb(c.get("db"), a.organizationId) };
+}
+
 export function registerCertWatcherRoutes(app: OpenAPIHono<AppEnv>) {
-  const org = (c: AppContext) => principalOf(c).organizationId;
-  const db = (c: AppContext) => c.get("db");
+  const t = tenantOf;
+  const now = (c: AppContext) => c.get("now");
+  const monitorId = (c: { req: { valid(k: "param"): { monitor_id: number } } }) => c.req.valid("param").monitor_id;
 
-  app.openapi(listMonitors, async (c) => c.json(await certs.listMonitors(db(c), org(c), c.req.valid("query") as Sorted<certs.MonitorSort>, new Date()), 200));
-  app.openapi(recentScans, async (c) => c.json(await certs.recentScans(db(c), org(c), c.req.valid("query") as Sorted<certs.RecentScanSort>, new Date()), 200));
-  app.openapi(getMonitor, async (c) => c.json(await certs.getMonitor(db(c), org(c), c.req.valid("param").monitor_id, new Date()), 200));
-  app.openapi(createMonitor, async (c) => c.json(await certs.createMonitor(db(c), org(c), c.req.valid("json"), new Date()), 201));
-  app.openapi(replaceMonitor, async (c) =>
-    c.json(await certs.replaceMonitor(db(c), org(c), c.req.valid("param").monitor_id, c.req.valid("json"), new Date()), 200),
-  );
-  app.openapi(patchMonitor, async (c) =>
-    c.json(await certs.setMonitorEnabled(db(c), org(c), c.req.valid("param").monitor_id, c.req.valid("json").enabled, new Date()), 200),
-  );
-  app.openapi(deleteMonitor, async (c) => c.json(await certs.deleteMonitor(db(c), org(c), c.req.valid("param").monitor_id), 200));
+  app.openapi(listMonitors, async (c) => c.json(await certs.listMonitors(t(c), c.req.valid("query") as Sorted<certs.MonitorSort>, now(c)), 200));
+  app.openapi(recentScans, async (c) => c.json(await certs.recentScans(t(c), c.req.valid("query") as Sorted<certs.RecentScanSort>, now(c)), 200));
+  app.openapi(getMonitor, async (c) => c.json(await certs.getMonitor(t(c), monitorId(c), now(c)), 200));
+  app.openapi(createMonitor, async (c) => c.json(await certs.createMonitor(t(c), c.req.valid("json"), now(c)), 201));
+  app.openapi(replaceMonitor, async (c) => c.json(await certs.replaceMonitor(t(c), monitorId(c), c.req.valid("json"), now(c)), 200));
+  app.openapi(patchMonitor, async (c) => c.json(await certs.setMonitorEnabled(t(c), monitorId(c), c.req.valid("json").enabled, now(c)), 200));
+  app.openapi(deleteMonitor, async (c) => c.json(await certs.deleteMonitor(t(c), monitorId(c)), 200));
 
-  app.openapi(listTargets, async (c) => c.json(await certs.listTargets(db(c), org(c), c.req.valid("param").monitor_id, new Date()), 200));
-  app.openapi(addTarget, async (c) =>
-    c.json(await certs.addTarget(db(c), org(c), c.req.valid("param").monitor_id, c.req.valid("json").ip_address, new Date()), 201),
-  );
+  app.openapi(listTargets, async (c) => c.json(await certs.listTargets(t(c), monitorId(c), now(c)), 200));
+  app.openapi(addTarget, async (c) => c.json(await certs.addTarget(t(c), monitorId(c), c.req.valid("json").ip_address, now(c)), 201));
   app.openapi(patchTarget, async (c) => {
     const p = c.req.valid("param");
-    return c.json(await certs.setTargetEnabled(db(c), org(c), p.monitor_id, p.target_id, c.req.valid("json").enabled), 200);
+    return c.json(await certs.setTargetEnabled(t(c), p.monitor_id, p.target_id, c.req.valid("json").enabled), 200);
   });
   app.openapi(deleteTarget, async (c) => {
     const p = c.req.valid("param");
-    return c.json(await certs.deleteTarget(db(c), org(c), p.monitor_id, p.target_id), 200);
+    return c.json(await certs.deleteTarget(t(c), p.monitor_id, p.target_id), 200);
   });
 
-  app.openapi(history, async (c) => c.json(await certs.scanHistory(db(c), org(c), c.req.valid("param").monitor_id, c.req.valid("query")), 200));
+  app.openapi(history, async (c) => c.json(await certs.scanHistory(t(c), monitorId(c), c.req.valid("query")), 200));
   app.openapi(standards, async (c) => c.json(certs.securityStandards(), 200));
 
-  app.openapi(registerAgent, async (c) =>
-    c.json(await agents.registerAgent(db(c), org(c), principalOf(c).userId, c.req.valid("json").name, new Date()), 201),
-  );
-  app.openapi(listAgents, async (c) => c.json(await agents.listAgents(db(c), org(c)), 200));
-  app.openapi(revokeAgent, async (c) => c.json(await agents.revokeAgent(db(c), org(c), c.req.valid("param").agent_id, new Date()), 200));
+  app.openapi(registerAgent, async (c) => c.json(await agents.registerAgent(t(c), principalOf(c).userId, c.req.valid("json").name, now(c)), 201));
+  app.openapi(listAgents, async (c) => c.json(await agents.listAgents(t(c)), 200));
+  app.openapi(revokeAgent, async (c) => c.json(await agents.revokeAgent(t(c), c.req.valid("param").agent_id, now(c)), 200));
 
   // Agent endpoints: the platform's authentication resolved the `tpa_` bearer (see
   // agents.ts resolveAgent); refuse before the body is validated, so a caller without
   // a valid agent token learns nothing but 401.
   for (const path of [lease.path, postResult.path]) {
     app.post(path, async (c, next) => {
-      if (!c.get("agent")) throw c.get("authFailure") ?? unauthorized("An agent token (Bearer tpa_...) is required");
+      agentOf(c);
       await next();
     });
   }
-  const agent = (c: AppContext) => {
-    const a = c.get("agent");
-    if (!a) throw unauthorized("An agent token (Bearer tpa_...) is required");
-    return a;
-  };
-  app.openapi(lease, async (c) => c.json(await agents.leaseJobs(db(c), agent(c), c.req.valid("json").max_jobs, new Date()), 200));
+  app.openapi(lease, async (c) => {
+    const { agentId, t } = agentOf(c);
+    return c.json(await agents.leaseJobs(t, agentId, c.req.valid("json").max_jobs, now(c)), 200);
+  });
   app.openapi(postResult, async (c) => {
+    const { agentId, t } = agentOf(c);
     const { job_id, result } = c.req.valid("json");
-    return c.json(await agents.acceptResult(c.env, db(c), agent(c), job_id, result, new Date()), 200);
+    return c.json(await agents.acceptResult(c.env, t, agentId, job_id, result, now(c)), 200);
   });
 }

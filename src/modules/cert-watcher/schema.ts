@@ -1,11 +1,10 @@
 /** Request and response schemas of /api/cert-watcher (spec "Certificate deployment", ADDENDUM 9). */
 import { z } from "@hono/zod-openapi";
-import { CERT_STARTTLS_PROTOCOLS } from "../../db/schema/cert-watcher";
+import * as contract from "@trust-plane/scan-contract";
+import { STARTTLS_PROTOCOLS } from "@trust-plane/scan-contract";
 import { limitOffsetQuery, pageQuery, pathId } from "../../platform/paging";
 import { CIPHER_STATUSES, PROTOCOL_STATUSES, VALIDATION_STATUSES, VALIDITY_STATUSES } from "./indicators";
-import { ScanResultInput } from "./scan-result";
-
-export { ScanResultInput };
+import { safeMultilineText, safeText } from "../../platform/text";
 
 export const MonitorIdParam = z.object({ monitor_id: pathId("monitor_id") });
 export const TargetIdParam = z.object({ monitor_id: pathId("monitor_id"), target_id: pathId("target_id") });
@@ -22,7 +21,7 @@ export const RECENT_SCAN_SORTS = ["cn", "validity", "protocol", "cipher", "valid
 export const RecentScansQuery = limitOffsetQuery({ defaultLimit: 10, maxLimit: 100, sortBy: RECENT_SCAN_SORTS, defaultSort: "last_scan_time", defaultOrder: "desc" });
 export const HistoryQuery = pageQuery({ defaultPageSize: 20, maxPageSize: 100 });
 
-const StartTlsSetting = z.enum(["auto", "none", ...CERT_STARTTLS_PROTOCOLS]).openapi({
+const StartTlsSetting = z.enum(["auto", "none", ...STARTTLS_PROTOCOLS]).openapi({
   description:
     "How the scanner reaches TLS. `auto` (default): STARTTLS when the port is a well-known plaintext port (25, 587: smtp; 143: imap; " +
     "110: pop3; 21: ftp; 389: ldap; 5222: xmpp; 5432: postgres), direct TLS otherwise. `none`: always direct TLS. A protocol name: that STARTTLS dialect.",
@@ -33,7 +32,7 @@ const MonitorSettings = z.object({
   port: z.number().int().min(1).max(65535).default(443).openapi({ description: "TCP port (1-65535)" }),
   target_dns: z.string().max(253).nullish().openapi({ description: "Optional DNS name sent as SNI instead of cn" }),
   enabled: z.boolean().default(true),
-  notes: z.string().max(2000).default(""),
+  notes: safeMultilineText(2000).default(""),
   root_ca: z.string().max(65536).nullish().openapi({
     description: "PEM trust anchor(s) (one or more CA certificates) for chain validation instead of the system store. Parsed on save: anything but CA-capable X.509 certificates is a 400. It does not change self-signed detection.",
   }),
@@ -117,7 +116,7 @@ export const MonitorSchema = z
     cn: z.string(),
     port: z.number().int(),
     target_dns: z.string().nullable(),
-    starttls: z.enum(CERT_STARTTLS_PROTOCOLS).nullable().openapi({ description: "STARTTLS dialect used (resolved from the setting), or null for direct TLS" }),
+    starttls: z.enum(STARTTLS_PROTOCOLS).nullable().openapi({ description: "STARTTLS dialect used (resolved from the setting), or null for direct TLS" }),
     connection_method: z.enum(["direct_tls", "starttls"]),
     enabled: z.boolean(),
     notes: z.string(),
@@ -226,7 +225,7 @@ export const SecurityStandards = z
 // ---------------------------------------------------------------------------
 // Agents
 
-export const RegisterAgentRequest = z.object({ name: z.string().trim().min(1).max(100).openapi({ example: "dmz-scanner-1" }) }).openapi("RegisterAgent");
+export const RegisterAgentRequest = z.object({ name: safeText(100).openapi({ example: "dmz-scanner-1" }) }).openapi("RegisterAgent");
 export const AgentSchema = z
   .object({
     id: z.number().int(),
@@ -245,32 +244,17 @@ export const RegisterAgentResponse = AgentSchema.extend({
 });
 export const AgentList = z.object({ agents: z.array(AgentSchema) });
 
-export const LeaseRequest = z.object({ max_jobs: z.number().int().min(1).max(100).default(10) }).openapi("LeaseJobs");
-export const LeasedJob = z
-  .object({
-    job_id: z.number().int(),
-    monitor_id: z.number().int(),
-    target_id: z.number().int(),
-    monitor_cn: z.string(),
-    ip_address: z.string(),
-    port: z.number().int(),
-    sni: z.string(),
-    starttls: z.enum(CERT_STARTTLS_PROTOCOLS).nullable(),
-    root_ca: z.string().nullable(),
-    attempt: z.number().int().openapi({ description: "1 on the first lease; higher when an earlier lease expired" }),
-  })
-  .openapi("LeasedScanJob");
-export const LeaseResponse = z.object({ jobs: z.array(LeasedJob), lease_seconds: z.number().int() });
+// The agent/API contract (packages/scan-contract), named for the OpenAPI document.
+// The nested schemas are swapped for their named forms so the document refers to them.
 
-export const PostResultRequest = z
-  .object({
-    job_id: z.union([z.number().int().positive(), z.string().regex(/^[1-9]\d{0,15}$/).transform(Number)]),
-    result: ScanResultInput,
-  })
-  .openapi("PostScanResult");
-export const PostResultResponse = z.object({
-  accepted: z.literal(true),
-  job_id: z.number().int(),
-  scan_id: z.number().int(),
-  alerts_fired: z.number().int(),
+export const ScanResultInput = contract.ScanResult.openapi("ScanResultInput", {
+  description:
+    "A scan result as produced by scanner-node: the certificate scan event fields plus details. Unknown fields are dropped, " +
+    "over-long strings and lists are cut, absent fields default to empty (\"\", [], null); wrong types and values outside an enum are refused. " +
+    "`frameworks` and `weak_suites` sent by the agent are ignored (the Worker re-evaluates them).",
 });
+export const LeaseRequest = contract.LeaseRequest.openapi("LeaseJobs");
+export const LeasedJob = contract.LeasedJob.openapi("LeasedScanJob");
+export const LeaseResponse = contract.LeaseResponse.extend({ jobs: z.array(LeasedJob) });
+export const PostResultRequest = contract.PostResultRequest.extend({ result: ScanResultInput }).openapi("PostScanResult");
+export const PostResultResponse = contract.PostResultResponse;

@@ -2,35 +2,29 @@
  * Certificate monitors and their IP targets (spec "Certificate monitor", ADDENDUM 9
  * and 11): CRUD, listings with indicators, recent scans, scan history.
  *
- * Every query is scoped by organization; another organization's id is a 404.
- * Multi-row writes go through one D1 batch (one transaction): nothing half-saved.
+ * Every query goes through the organization's `Tenant` handle, so it is scoped by
+ * organization; another organization's id is a 404. Multi-row writes go through one D1
+ * batch (one transaction): nothing half-saved; quotas and unique keys are checked by
+ * the database inside that batch, so parallel requests cannot get past them.
  */
-import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { certMonitors, certScanJobs, certScans, certTargets, organizations, type StartTlsProtocol } from "../../db/schema";
+import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { StartTlsProtocol } from "@trust-plane/scan-contract";
+import { certMonitors, certScanJobs, certScans, certTargets, quotaGuard } from "../../db/schema";
+import { isQuotaGuard, isUniqueViolation } from "../../platform/db-errors";
 import { badRequest, conflict, notFound, quotaExceeded, type ErrorDetail } from "../../platform/errors";
-import { assertQuota, registerUsageCounter, remaining, type Tier } from "../../platform/quotas";
+import { direction, limitOffsetBody, readPage } from "../../platform/paging";
+import { registerUsageCounter } from "../../platform/quotas";
+import { tenantDb, type Tenant } from "../../platform/tenant";
 import { securityStandards as frameworkStandards } from "./frameworks";
 import { daysLeft, monitorIndicators, validityStatus, type Indicators } from "./indicators";
 import { normalizeHostname, normalizeIp, resolveStartTls, type StartTlsSetting } from "./names";
 import { RootCaError, validateRootCaPem } from "./root-ca";
+import { isUnicastScanTarget } from "../../platform/egress";
 
 /** Targets one monitor may have. */
 export const MAX_TARGETS_PER_MONITOR = 100;
 
-registerUsageCounter("cert_monitors", async (db, organizationId) => {
-  const r = await db.select({ n: count() }).from(certMonitors).where(eq(certMonitors.organizationId, organizationId)).get();
-  return r?.n ?? 0;
-});
-
-async function tierOf(db: Db, organizationId: number): Promise<Tier> {
-  const org = await db.select({ tier: organizations.tier }).from(organizations).where(eq(organizations.id, organizationId)).get();
-  return (org?.tier ?? "free") as Tier;
-}
-
-async function monitorCount(db: Db, organizationId: number): Promise<number> {
-  return (await db.select({ n: count() }).from(certMonitors).where(eq(certMonitors.organizationId, organizationId)).get())?.n ?? 0;
-}
+registerUsageCounter("cert_monitors", (db, organizationId) => tenantDb(db, organizationId).count(certMonitors));
 
 // ---------------------------------------------------------------------------
 // Input
@@ -87,13 +81,16 @@ function settingsOf(input: MonitorSettingsInput): MonitorSettings {
   };
 }
 
-/** Normalized IPs, or a 400 listing every invalid one (409 for duplicates in the list). */
+/** Normalized unicast IPs, or a 400 listing every invalid one (409 for duplicates in the list). */
 function ipsOf(raws: readonly string[], path = "ip_addresses"): string[] {
   const details: ErrorDetail[] = [];
   const out: string[] = [];
   raws.forEach((raw, i) => {
     const ip = normalizeIp(raw);
     if (!ip) details.push({ path: `${path}.${i}`, message: `'${raw}' is not a valid IPv4 or IPv6 address` });
+    // A TLS endpoint has a unicast address: 0.0.0.0, broadcast, multicast and reserved ones
+    // are never a server. Private addresses are fine: agents scan inside networks.
+    else if (!isUnicastScanTarget(ip)) details.push({ path: `${path}.${i}`, message: `'${raw}' is not a unicast address (unspecified, broadcast, multicast or reserved)` });
     else out.push(ip);
   });
   if (details.length) throw badRequest("Invalid IP address", details);
@@ -103,38 +100,10 @@ function ipsOf(raws: readonly string[], path = "ip_addresses"): string[] {
   return out;
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  return String(err instanceof Error ? `${err.message} ${String(err.cause ?? "")}` : err).includes("UNIQUE");
-}
-
 const duplicateMonitor = (s: MonitorSettings) =>
-  conflict(`A certificate monitor for ${s.cn}:${s.port}${s.targetDns ? ` (target_dns ${s.targetDns})` : ""} already exists`);
+  `A certificate monitor for ${s.cn}:${s.port}${s.targetDns ? ` (target_dns ${s.targetDns})` : ""} already exists`;
 
-async function assertUnique(db: Db, organizationId: number, s: MonitorSettings, exceptId?: number) {
-  const hit = await db
-    .select({ id: certMonitors.id })
-    .from(certMonitors)
-    .where(
-      and(
-        eq(certMonitors.organizationId, organizationId),
-        eq(certMonitors.cn, s.cn),
-        eq(certMonitors.port, s.port),
-        eq(certMonitors.targetDns, s.targetDns),
-      ),
-    )
-    .get();
-  if (hit && hit.id !== exceptId) throw duplicateMonitor(s);
-}
-
-async function monitorOf(db: Db, organizationId: number, monitorId: number) {
-  const m = await db
-    .select()
-    .from(certMonitors)
-    .where(and(eq(certMonitors.id, monitorId), eq(certMonitors.organizationId, organizationId)))
-    .get();
-  if (!m) throw notFound("Certificate monitor");
-  return m;
-}
+const monitorOf = (t: Tenant, monitorId: number) => t.getOr404(certMonitors, monitorId, "Certificate monitor");
 
 // ---------------------------------------------------------------------------
 // Views
@@ -159,9 +128,9 @@ export function scanSummary(scan: ScanRow, now: Date) {
     protocol: scan.protocols,
     cipher_count: scan.ciphers.length,
     validity_status: validityStatus(scan.certNotBefore, scan.certNotAfter, now),
-    protocol_status: scan.protocolStatus as "legacy" | "modern" | "unknown",
-    cipher_status: scan.cipherStatus as "weak" | "strong" | "unknown",
-    validation_status: scan.validationStatus as "self_signed" | "untrusted" | "hostname_mismatch" | "trusted" | "unknown",
+    protocol_status: scan.protocolStatus,
+    cipher_status: scan.cipherStatus,
+    validation_status: scan.validationStatus,
   };
 }
 
@@ -213,17 +182,17 @@ function monitorView(m: MonitorRow, targets: { target: TargetRow; scan: ScanRow 
   };
 }
 
-/** Targets (with their latest scan) of the given monitors. */
-async function targetsWithScans(db: Db, monitorIds: number[]) {
-  if (!monitorIds.length) return new Map<number, { target: TargetRow; scan: ScanRow | null }[]>();
-  const rows = await db
+/** Targets (with their latest scan) of the given monitors of the organization. */
+async function targetsWithScans(t: Tenant, monitorIds: number[]) {
+  const by = new Map<number, { target: TargetRow; scan: ScanRow | null }[]>();
+  if (!monitorIds.length) return by;
+  const rows = await t.db
     .select({ target: certTargets, scan: certScans })
     .from(certTargets)
     .leftJoin(certScans, eq(certScans.id, certTargets.lastScanId))
-    .where(inArray(certTargets.monitorId, monitorIds))
+    .where(t.where(certTargets, inArray(certTargets.monitorId, monitorIds)))
     .orderBy(asc(certTargets.id))
     .all();
-  const by = new Map<number, { target: TargetRow; scan: ScanRow | null }[]>();
   for (const r of rows) {
     const list = by.get(r.target.monitorId) ?? [];
     list.push(r);
@@ -247,100 +216,71 @@ const MONITOR_SORT_COLUMNS: Record<MonitorSort, SQL | typeof certMonitors.cn> = 
   created_at: sql`${certMonitors.createdAt}`,
 };
 
-export async function listMonitors(
-  db: Db,
-  organizationId: number,
-  q: { limit: number; offset: number; sort_by: MonitorSort; sort_order: "asc" | "desc" },
-  now: Date,
-) {
-  const dir = q.sort_order === "asc" ? asc : desc;
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(certMonitors)
-      .where(eq(certMonitors.organizationId, organizationId))
-      .orderBy(dir(MONITOR_SORT_COLUMNS[q.sort_by]), dir(certMonitors.cn), asc(certMonitors.id))
-      .limit(q.limit)
-      .offset(q.offset)
-      .all(),
-    monitorCount(db, organizationId),
-  ]);
-  const targets = await targetsWithScans(db, rows.map((m) => m.id));
-  return {
-    monitors: rows.map((m) => monitorView(m, targets.get(m.id) ?? [], now)),
-    total,
-    limit: q.limit,
-    offset: q.offset,
-    sort_by: q.sort_by,
-    sort_order: q.sort_order,
-  };
+export async function listMonitors(t: Tenant, q: { limit: number; offset: number; sort_by: MonitorSort; sort_order: "asc" | "desc" }, now: Date) {
+  const dir = direction(q.sort_order);
+  const { rows, total } = await readPage(
+    t.select(certMonitors).orderBy(dir(MONITOR_SORT_COLUMNS[q.sort_by]), dir(certMonitors.cn), asc(certMonitors.id)).limit(q.limit).offset(q.offset),
+    t.countQuery(certMonitors),
+  );
+  const targets = await targetsWithScans(t, rows.map((m) => m.id));
+  return limitOffsetBody("monitors", rows.map((m) => monitorView(m, targets.get(m.id) ?? [], now)), total, q);
 }
 
-export async function getMonitor(db: Db, organizationId: number, monitorId: number, now: Date) {
-  const m = await monitorOf(db, organizationId, monitorId);
-  const targets = (await targetsWithScans(db, [m.id])).get(m.id) ?? [];
+export async function getMonitor(t: Tenant, monitorId: number, now: Date) {
+  const m = await monitorOf(t, monitorId);
+  const targets = (await targetsWithScans(t, [m.id])).get(m.id) ?? [];
   return { ...monitorView(m, targets, now), targets: targets.map(({ target, scan }) => targetView(target, scan, now)) };
 }
 
-export async function createMonitor(
-  db: Db,
-  organizationId: number,
-  input: MonitorSettingsInput & { ip_addresses: string[] },
-  now: Date,
-) {
+/**
+ * Creates the monitor with its targets in one D1 batch (one transaction), within the
+ * tier's quota ATOMICALLY: the batch ends with the quota guard, so parallel creates
+ * can never exceed it (403), and a second (cn, port, target_dns) fails on the unique
+ * index (409). Nothing is half-saved either way.
+ */
+export async function createMonitor(t: Tenant, input: MonitorSettingsInput & { ip_addresses: string[] }, now: Date) {
   const s = settingsOf(input);
   const ips = ipsOf(input.ip_addresses);
   if (ips.length > MAX_TARGETS_PER_MONITOR) throw badRequest(`At most ${MAX_TARGETS_PER_MONITOR} IP targets per monitor`);
-  const tier = await tierOf(db, organizationId);
-  const used = await monitorCount(db, organizationId);
-  assertQuota(tier, "cert_monitors", used);
-  await assertUnique(db, organizationId, s);
   const nowIso = now.toISOString();
+  const limit = await t.limit("cert_monitors");
   // The targets find their new monitor by its unique key, inside the same batch.
-  const newMonitorId = sql`(SELECT id FROM cert_monitors WHERE organization_id = ${organizationId} AND cn = ${s.cn} AND port = ${s.port} AND target_dns = ${s.targetDns})`;
-  const insertMonitor = db
-    .insert(certMonitors)
-    .values({ organizationId, ...s, createdAt: nowIso, updatedAt: nowIso })
-    .returning({ id: certMonitors.id });
-  const insertTargets = ips.map((ip) =>
-    db.insert(certTargets).values({ organizationId, monitorId: newMonitorId, ipAddress: ip, createdAt: nowIso }),
+  const newMonitorId = sql`(SELECT id FROM cert_monitors WHERE ${t.where(certMonitors, eq(certMonitors.cn, s.cn), eq(certMonitors.port, s.port), eq(certMonitors.targetDns, s.targetDns))})`;
+  const [created, , used] = await t.run(
+    () =>
+      t.db.batch([
+        t.insert(certMonitors, { ...s, createdAt: nowIso, updatedAt: nowIso }).returning({ id: certMonitors.id }),
+        t.guard("cert_monitors", t.usage(certMonitors), limit),
+        t.countQuery(certMonitors),
+        // (drizzle writes an SQL value into any column; the row type does not say so)
+        ...ips.map((ip) => t.insert(certTargets, { monitorId: newMonitorId as unknown as number, ipAddress: ip, createdAt: nowIso })),
+      ]),
+    { quota: "cert_monitors", duplicate: duplicateMonitor(s) },
   );
-  try {
-    const [created] = await db.batch([insertMonitor, ...insertTargets]);
-    return { id: created[0].id, message: "Certificate monitor created", quota_remaining: remaining(tier, "cert_monitors", used + 1) };
-  } catch (err) {
-    if (isUniqueViolation(err)) throw duplicateMonitor(s);
-    throw err;
-  }
+  return { id: created[0].id, message: "Certificate monitor created", quota_remaining: Math.max(0, limit - (used[0]?.n ?? limit)) };
 }
 
-export async function replaceMonitor(db: Db, organizationId: number, monitorId: number, input: MonitorSettingsInput, now: Date) {
-  const m = await monitorOf(db, organizationId, monitorId);
+export async function replaceMonitor(t: Tenant, monitorId: number, input: MonitorSettingsInput, now: Date) {
+  const m = await monitorOf(t, monitorId);
   const s = settingsOf(input);
-  await assertUnique(db, organizationId, s, m.id);
-  try {
-    await db.update(certMonitors).set({ ...s, updatedAt: now.toISOString() }).where(eq(certMonitors.id, m.id)).run();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw duplicateMonitor(s);
-    throw err;
-  }
+  await t.run(() => t.update(certMonitors, { ...s, updatedAt: now.toISOString() }, eq(certMonitors.id, m.id)).run(), { duplicate: duplicateMonitor(s) });
   return { message: "Certificate monitor updated" };
 }
 
-export async function setMonitorEnabled(db: Db, organizationId: number, monitorId: number, enabled: boolean, now: Date) {
-  const m = await monitorOf(db, organizationId, monitorId);
-  await db.update(certMonitors).set({ enabled, updatedAt: now.toISOString() }).where(eq(certMonitors.id, m.id)).run();
+export async function setMonitorEnabled(t: Tenant, monitorId: number, enabled: boolean, now: Date) {
+  const m = await monitorOf(t, monitorId);
+  await t.update(certMonitors, { enabled, updatedAt: now.toISOString() }, eq(certMonitors.id, m.id)).run();
   return { message: enabled ? "Certificate monitor enabled" : "Certificate monitor disabled" };
 }
 
 /** Deletes the monitor with its targets, open jobs and scan history, in one transaction. */
-export async function deleteMonitor(db: Db, organizationId: number, monitorId: number) {
-  const m = await monitorOf(db, organizationId, monitorId);
-  await db.batch([
-    db.delete(certScans).where(eq(certScans.monitorId, m.id)),
-    db.delete(certScanJobs).where(eq(certScanJobs.monitorId, m.id)),
-    db.delete(certTargets).where(eq(certTargets.monitorId, m.id)),
-    db.delete(certMonitors).where(eq(certMonitors.id, m.id)),
+export async function deleteMonitor(t: Tenant, monitorId: number) {
+  const m = await monitorOf(t, monitorId);
+  await t.db.batch([
+    t.delete(certScans, eq(certScans.monitorId, m.id)),
+    t.delete(certScanJobs, eq(certScanJobs.monitorId, m.id)),
+    t.delete(certTargets, eq(certTargets.monitorId, m.id)),
+    t.delete(certMonitors, eq(certMonitors.id, m.id)),
   ]);
   return { message: "Certificate monitor deleted with its targets and scan history" };
 }
@@ -348,54 +288,52 @@ export async function deleteMonitor(db: Db, organizationId: number, monitorId: n
 // ---------------------------------------------------------------------------
 // Targets (ADDENDUM 9)
 
-async function targetOf(db: Db, organizationId: number, monitorId: number, targetId: number) {
-  const t = await db
-    .select()
-    .from(certTargets)
-    .where(and(eq(certTargets.id, targetId), eq(certTargets.monitorId, monitorId), eq(certTargets.organizationId, organizationId)))
-    .get();
-  if (!t) throw notFound("Target");
-  return t;
+async function targetOf(t: Tenant, monitorId: number, targetId: number) {
+  const target = await t.first(certTargets, eq(certTargets.id, targetId), eq(certTargets.monitorId, monitorId));
+  if (!target) throw notFound("Target");
+  return target;
 }
 
-export async function listTargets(db: Db, organizationId: number, monitorId: number, now: Date) {
-  const m = await monitorOf(db, organizationId, monitorId);
-  const targets = (await targetsWithScans(db, [m.id])).get(m.id) ?? [];
+export async function listTargets(t: Tenant, monitorId: number, now: Date) {
+  const m = await monitorOf(t, monitorId);
+  const targets = (await targetsWithScans(t, [m.id])).get(m.id) ?? [];
   return { targets: targets.map(({ target, scan }) => targetView(target, scan, now)) };
 }
 
-export async function addTarget(db: Db, organizationId: number, monitorId: number, rawIp: string, now: Date) {
-  const m = await monitorOf(db, organizationId, monitorId);
-  const [ip] = ipsOf([rawIp], "ip_address").map((x) => x);
-  const n = (await db.select({ n: count() }).from(certTargets).where(eq(certTargets.monitorId, m.id)).get())?.n ?? 0;
-  if (n >= MAX_TARGETS_PER_MONITOR) throw quotaExceeded(`A monitor has at most ${MAX_TARGETS_PER_MONITOR} IP targets`);
-  const dup = () => conflict(`${ip} is already a target of this monitor`);
-  if (await db.select({ id: certTargets.id }).from(certTargets).where(and(eq(certTargets.monitorId, m.id), eq(certTargets.ipAddress, ip))).get()) throw dup();
+/**
+ * Adds one IP target. The per-monitor cap holds under parallel adds: the insert and a
+ * guard on the monitor's target count after it are one batch (the same `quota_guard`
+ * mechanism as the tier quotas); an address already there is a 409.
+ */
+export async function addTarget(t: Tenant, monitorId: number, rawIp: string, now: Date) {
+  const m = await monitorOf(t, monitorId);
+  const [ip] = ipsOf([rawIp], "ip_address");
+  const targetsAfter = sql`SELECT count(*) FROM ${certTargets} WHERE ${t.where(certTargets, eq(certTargets.monitorId, m.id))}`;
   try {
-    const [t] = await db
-      .insert(certTargets)
-      .values({ organizationId, monitorId: m.id, ipAddress: ip, createdAt: now.toISOString() })
-      .returning()
-      .all();
-    return { ...targetView(t, null, now), message: "Target added" };
+    const [inserted] = await t.db.batch([
+      t.insert(certTargets, { monitorId: m.id, ipAddress: ip, createdAt: now.toISOString() }).returning(),
+      t.db.insert(quotaGuard).select(sql`SELECT 'targets_per_monitor' WHERE (${targetsAfter}) > ${MAX_TARGETS_PER_MONITOR}`),
+    ]);
+    return { ...targetView((inserted as TargetRow[])[0], null, now), message: "Target added" };
   } catch (err) {
-    if (isUniqueViolation(err)) throw dup();
+    if (isUniqueViolation(err)) throw conflict(`${ip} is already a target of this monitor`);
+    if (isQuotaGuard(err)) throw quotaExceeded(`A monitor has at most ${MAX_TARGETS_PER_MONITOR} IP targets`);
     throw err;
   }
 }
 
-export async function setTargetEnabled(db: Db, organizationId: number, monitorId: number, targetId: number, enabled: boolean) {
-  const t = await targetOf(db, organizationId, monitorId, targetId);
-  await db.update(certTargets).set({ enabled }).where(eq(certTargets.id, t.id)).run();
+export async function setTargetEnabled(t: Tenant, monitorId: number, targetId: number, enabled: boolean) {
+  const target = await targetOf(t, monitorId, targetId);
+  await t.update(certTargets, { enabled }, eq(certTargets.id, target.id)).run();
   return { message: enabled ? "Target enabled" : "Target disabled" };
 }
 
-export async function deleteTarget(db: Db, organizationId: number, monitorId: number, targetId: number) {
-  const t = await targetOf(db, organizationId, monitorId, targetId);
-  await db.batch([
-    db.delete(certScans).where(eq(certScans.targetId, t.id)),
-    db.delete(certScanJobs).where(eq(certScanJobs.targetId, t.id)),
-    db.delete(certTargets).where(eq(certTargets.id, t.id)),
+export async function deleteTarget(t: Tenant, monitorId: number, targetId: number) {
+  const target = await targetOf(t, monitorId, targetId);
+  await t.db.batch([
+    t.delete(certScans, eq(certScans.targetId, target.id)),
+    t.delete(certScanJobs, eq(certScanJobs.targetId, target.id)),
+    t.delete(certTargets, eq(certTargets.id, target.id)),
   ]);
   return { message: "Target deleted with its scan history" };
 }
@@ -416,51 +354,33 @@ const RECENT_SORT_COLUMNS: Record<RecentScanSort, SQL> = {
 };
 
 /** The latest scan of every target of the organization (one row per scanned target). */
-export async function recentScans(
-  db: Db,
-  organizationId: number,
-  q: { limit: number; offset: number; sort_by: RecentScanSort; sort_order: "asc" | "desc" },
-  now: Date,
-) {
-  const dir = q.sort_order === "asc" ? asc : desc;
-  const where = eq(certTargets.organizationId, organizationId);
-  const [rows, total] = await Promise.all([
-    db
+export async function recentScans(t: Tenant, q: { limit: number; offset: number; sort_by: RecentScanSort; sort_order: "asc" | "desc" }, now: Date) {
+  const scanned = t.where(certTargets);
+  const { rows, total } = await readPage(
+    t.db
       .select({ scan: certScans, monitor: certMonitors })
       .from(certTargets)
       .innerJoin(certScans, eq(certScans.id, certTargets.lastScanId))
       .innerJoin(certMonitors, eq(certMonitors.id, certTargets.monitorId))
-      .where(where)
-      .orderBy(dir(RECENT_SORT_COLUMNS[q.sort_by]), desc(certScans.scannedAt), asc(certScans.id))
+      .where(scanned)
+      .orderBy(direction(q.sort_order)(RECENT_SORT_COLUMNS[q.sort_by]), desc(certScans.scannedAt), asc(certScans.id))
       .limit(q.limit)
-      .offset(q.offset)
-      .all(),
-    db
-      .select({ n: count() })
-      .from(certTargets)
-      .innerJoin(certScans, eq(certScans.id, certTargets.lastScanId))
-      .where(where)
-      .get(),
-  ]);
-  return {
-    scans: rows.map(({ scan, monitor }) => ({
-      ...scanSummary(scan, now),
-      monitor_id: monitor.id,
-      cn: monitor.cn,
-      port: monitor.port,
-      target_dns: monitor.targetDns || null,
-    })),
-    total: total?.n ?? 0,
-    limit: q.limit,
-    offset: q.offset,
-    sort_by: q.sort_by,
-    sort_order: q.sort_order,
-  };
+      .offset(q.offset),
+    t.db.select({ n: sql<number>`count(*)` }).from(certTargets).innerJoin(certScans, eq(certScans.id, certTargets.lastScanId)).where(scanned),
+  );
+  const scans = rows.map(({ scan, monitor }) => ({
+    ...scanSummary(scan, now),
+    monitor_id: monitor.id,
+    cn: monitor.cn,
+    port: monitor.port,
+    target_dns: monitor.targetDns || null,
+  }));
+  return limitOffsetBody("scans", scans, total, q);
 }
 
+/** One stored scan with its details (the accepted result) and the verdicts evaluated at acceptance. */
 function scanDetail(s: ScanRow) {
-  const r = s.result as Record<string, any>;
-  const verdicts = s.frameworks as { id: string; status: "pass" | "fail" | "unknown" }[];
+  const r: Partial<ScanRow["result"]> = s.result ?? {};
   return {
     id: s.id,
     monitor_id: s.monitorId,
@@ -469,7 +389,7 @@ function scanDetail(s: ScanRow) {
     agent_id: s.agentId,
     scan_time: s.scannedAt,
     ip_address: s.ipAddress,
-    dns_name: typeof r.dns_name === "string" ? r.dns_name : "",
+    dns_name: r.dns_name ?? "",
     connection_method: s.connectionMethod,
     has_error: s.hasError,
     error: s.error,
@@ -486,31 +406,24 @@ function scanDetail(s: ScanRow) {
     cipher_preference: r.cipher_preference ?? null,
     dh_bits: r.dh_bits ?? null,
     duration_ms: r.duration_ms ?? null,
-    protocol_status: s.protocolStatus as "legacy" | "modern" | "unknown",
-    cipher_status: s.cipherStatus as "weak" | "strong" | "unknown",
-    validation_status: s.validationStatus as "self_signed" | "untrusted" | "hostname_mismatch" | "trusted" | "unknown",
-    weak_suites: s.weakSuites as { code: number; name: string; weaknesses: string[] }[],
+    protocol_status: s.protocolStatus,
+    cipher_status: s.cipherStatus,
+    validation_status: s.validationStatus,
+    weak_suites: s.weakSuites,
     findings: { expired: s.expired, scan_failed: s.hasError, legacy_protocol: s.legacyProtocol, weak_cipher: s.weakCipher, self_signed: s.selfSigned },
-    compliance: Object.fromEntries(verdicts.map((v) => [v.id, v.status])),
-    frameworks: s.frameworks as any[],
+    compliance: Object.fromEntries(s.frameworks.map((v) => [v.id, v.status])),
+    frameworks: s.frameworks,
   };
 }
 
-export async function scanHistory(db: Db, organizationId: number, monitorId: number, q: { page: number; page_size: number }) {
-  const m = await monitorOf(db, organizationId, monitorId);
-  const where = and(eq(certScans.monitorId, m.id), eq(certScans.organizationId, organizationId));
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(certScans)
-      .where(where)
-      .orderBy(desc(certScans.scannedAt), desc(certScans.id))
-      .limit(q.page_size)
-      .offset((q.page - 1) * q.page_size)
-      .all(),
-    db.select({ n: count() }).from(certScans).where(where).get(),
-  ]);
-  return { monitor_id: m.id, scans: rows.map(scanDetail), total: total?.n ?? 0, page: q.page, page_size: q.page_size };
+export async function scanHistory(t: Tenant, monitorId: number, q: { page: number; page_size: number }) {
+  const m = await monitorOf(t, monitorId);
+  const ofMonitor = eq(certScans.monitorId, m.id);
+  const { rows, total } = await readPage(
+    t.select(certScans, ofMonitor).orderBy(desc(certScans.scannedAt), desc(certScans.id)).limit(q.page_size).offset((q.page - 1) * q.page_size),
+    t.countQuery(certScans, ofMonitor),
+  );
+  return { monitor_id: m.id, scans: rows.map(scanDetail), total, page: q.page, page_size: q.page_size };
 }
 
 export function securityStandards() {

@@ -10,8 +10,9 @@
  *
  * The same code runs in the CtLogCursor Durable Object and in bench/ct-ingest.ts.
  */
-import type { DnsResolver } from "../dns/doh";
-import { evaluateCaa, type CaaEvaluation } from "./caa/evaluate";
+import type { DnsResolver } from "../../platform/dns/doh";
+import { evaluateCaa } from "./caa/evaluate";
+import { CAA_NOT_EVALUATED, type CaaEvaluation, type CtEventCert } from "./events";
 import { certificateNames, parseCertificate, readCertificateNames, type CertificateInfo } from "./cert/certificate";
 import { certificateDedupKeySync, certificateFingerprintSync } from "./cert/fast-hash";
 import type { FilterIndex } from "./filters/label-index";
@@ -26,45 +27,6 @@ export interface LogRef {
   logName: string;
 }
 
-/** The cert.* fields of the CT-Log event (spec "CT-Log event fields"), exactly. */
-export interface CtEventCert {
-  subject: string;
-  issuer: string;
-  dns_names: string[];
-  sha256: string;
-  serial: string;
-  not_before: string;
-  not_after: string;
-  signature_algorithm: string;
-  key_algorithm: string;
-  /** RSA/DSA only: absent otherwise (rules test it with has()). */
-  key_size?: number;
-  is_precert: boolean;
-  log_name: string;
-  log_index: number;
-  aia_issuing: string[];
-  ocsp_servers: string[];
-  scts: { log_id: string; timestamp: number; version: number; hash_algorithm: string; signature_algorithm: string }[];
-}
-
-/** The rate.* fields (per filter, 1 hour window). */
-export interface CtEventRate {
-  count: number;
-  window: string;
-  precert_count: number;
-  final_count: number;
-  total_count: number;
-}
-
-/** The whole CT-Log event handed to emitEvent. */
-export interface CtLogEvent {
-  cert: CtEventCert;
-  caa: CaaEvaluation;
-  rate: CtEventRate;
-  filter_id: number;
-  matched_at: string;
-}
-
 /** One filter of one organization that matched an entry, with the names that made it match. */
 export interface FilterHit {
   filterId: number;
@@ -72,27 +34,18 @@ export interface FilterHit {
   names: string[];
 }
 
-/** A lookalike of one typosquat-enabled filter's domain among an entry's names (stored, never alerted). */
+/** A lookalike of one typosquat-enabled filter's domain among an entry's names. */
 export interface TyposquatObservation {
   filterId: number;
   organizationId: number;
+  /** The protected registrable domain (the filter's pattern). */
+  protectedDomain: string;
   /** The certificate name that is a lookalike. */
   name: string;
   candidateDomain: string;
   evidence: string[];
   editDistance: number | null;
 }
-
-/** caa.* of an entry that only matched as a lookalike: no filter names it, so no CAA lookup is made. */
-export const CAA_NOT_EVALUATED: CaaEvaluation = {
-  has_records: false,
-  authorized: true,
-  records: [],
-  error: "not evaluated: typosquatting match only",
-  checked_names: [],
-  issuer_candidates: [],
-  evaluated_at: "",
-};
 
 /** A log entry that matched at least one filter (or is a lookalike of a protected domain), with everything the commit and the event need. */
 export interface ObservedEntry {
@@ -103,9 +56,10 @@ export interface ObservedEntry {
   cert: CtEventCert;
   caa: CaaEvaluation;
   hits: FilterHit[];
-  /** Lookalikes of typosquat-enabled filters (absent in observations pending from before typosquatting existed). */
-  typosquats?: TyposquatObservation[];
-  observedAt: string;
+  /** Lookalikes of typosquat-enabled filters. */
+  typosquats: TyposquatObservation[];
+  /** The entry's timestamp (ms, as the log signed it in the TimestampedEntry). */
+  entryTimestamp: number;
 }
 
 export interface ObserveStats {
@@ -152,6 +106,17 @@ export function ctEventCert(info: CertificateInfo, sha256: string, log: LogRef, 
 
 /** CAA lookups per certificate are bounded: a 100-SAN certificate checks its first 50 names. */
 export const MAX_CAA_NAMES = 50;
+/** Certificates whose CAA records are looked up at once (each climbs its names one query at a time). */
+export const CAA_LOOKUPS_AT_ONCE = 8;
+
+/** Runs the tasks, at most `limit` at a time. */
+async function inParallel(tasks: (() => Promise<void>)[], limit: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) await tasks[next++]();
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+}
 
 export interface EntryMatcherOptions {
   log: LogRef;
@@ -165,9 +130,14 @@ export interface EntryMatcherOptions {
 export class EntryMatcher {
   constructor(private readonly opts: EntryMatcherOptions) {}
 
-  /** Matches entries against every filter; fully describes only those that match. */
+  /**
+   * Matches entries against every filter; fully describes only those that match. The
+   * CAA checks of a batch's matches (DNS round trips) run CAA_LOOKUPS_AT_ONCE at a
+   * time rather than one after another; the result keeps the entries' order.
+   */
   async observe(entries: readonly LogEntry[], stats?: ObserveStats): Promise<ObservedEntry[]> {
     const out: ObservedEntry[] = [];
+    const caaOf: (() => Promise<void>)[] = [];
     const now = this.opts.now ?? (() => new Date());
     for (const e of entries) {
       if (stats) stats.entries++;
@@ -193,35 +163,37 @@ export class EntryMatcher {
       }
       const sha256 = certificateFingerprintSync(c.der);
       const dedupKey = certificateDedupKeySync(c.der);
-      const caa =
-        found.length > 0
-          ? await evaluateCaa(certificateNames(info).matchable.slice(0, MAX_CAA_NAMES), info.issuer, this.opts.resolver, { now })
-          : CAA_NOT_EVALUATED;
       if (stats) stats.matched++;
-      out.push({
+      const observed: ObservedEntry = {
         logIndex: e.index,
         isPrecert: c.isPrecert,
         sha256,
         dedupKey,
         cert: ctEventCert(info, sha256, this.opts.log, e.index),
-        caa,
+        caa: CAA_NOT_EVALUATED,
         hits: found.map((m) => ({ filterId: m.filter.filterId, organizationId: Number(m.filter.organizationId), names: m.names })),
         typosquats: lookalikes.map((t) => ({
           filterId: t.filterId,
           organizationId: t.organizationId,
+          protectedDomain: t.pattern,
           name: t.name,
           candidateDomain: t.match.candidate_domain,
           evidence: t.match.evidence,
           editDistance: t.match.edit_distance ?? null,
         })),
-        observedAt: now().toISOString(),
-      });
+        entryTimestamp: e.entry.timestamp,
+      };
+      out.push(observed);
+      // A lookalike that no filter names gets no CAA lookup (CAA_NOT_EVALUATED says so).
+      if (found.length > 0) {
+        const names = certificateNames(info).matchable.slice(0, MAX_CAA_NAMES);
+        const issuer = info.issuer;
+        caaOf.push(async () => {
+          observed.caa = await evaluateCaa(names, issuer, this.opts.resolver, { now });
+        });
+      }
     }
+    await inParallel(caaOf, CAA_LOOKUPS_AT_ONCE);
     return out;
   }
-}
-
-/** The event of one (entry, filter) pair. */
-export function buildCtLogEvent(o: Pick<ObservedEntry, "cert" | "caa">, filterId: number, matchedAt: string, rate: CtEventRate): CtLogEvent {
-  return { cert: o.cert, caa: o.caa, rate, filter_id: filterId, matched_at: matchedAt };
 }

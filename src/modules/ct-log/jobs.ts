@@ -2,12 +2,13 @@
  * Scheduled work of the CT log module:
  *   ct-log.poke_cursors  every Cron run: refresh the log list when its 24 h are up,
  *                        then poke the CtLogCursor of every monitored log (each
- *                        reads what is due and keeps an alarm while it has a backlog)
+ *                        reads what is due, for up to CT_RUN_SECONDS per invocation,
+ *                        and runs again at once while a backlog remains)
  *   ct-log.prune_matches hourly: drop matches not seen for 30 days
  */
 import type { JobContext, ScheduledJob } from "../../platform/scheduler";
 import type { Bindings, Config } from "../../env";
-import type { CursorOptions, CursorStatus } from "../../../durable-objects/ct-log-cursor";
+import type { CursorOptions, CursorStatus } from "./cursor-contract";
 import { currentLogList } from "./loglist-service";
 import { monitoredLogs, type CtLogDescriptor } from "./loglist";
 import { pruneMatches } from "./service";
@@ -16,13 +17,23 @@ export function cursorOf(env: Bindings, logId: string) {
   return env.CT_LOG_CURSOR.get(env.CT_LOG_CURSOR.idFromName(`log:${logId}`));
 }
 
-export function cursorOptions(config: Config): CursorOptions {
+/** The options of one log's cursor: the defaults, with CT_LOG_POLITENESS's entry for the log's id or host over them. */
+export function cursorOptions(config: Config, log?: Pick<CtLogDescriptor, "logId" | "readUrl">): CursorOptions {
+  const p = config.ctPoliteness;
+  let host = "";
+  try {
+    host = log ? new URL(log.readUrl).host : "";
+  } catch {
+    /* no host: only the id can match */
+  }
+  const override = { ...(host ? p.overrides[host] : undefined), ...(log ? p.overrides[log.logId] : undefined) };
   return {
     batchSize: config.ctBatchSize,
     startPosition: config.ctStartPosition,
     dohResolverUrls: config.dohResolverUrls,
-    // Four fetches per run, then the cursor's alarm continues (1 s later) while a backlog remains.
-    maxEntriesPerRun: config.ctBatchSize * 4,
+    requestsPerSecond: override.requestsPerSecond ?? p.requestsPerSecond,
+    concurrency: override.concurrency ?? p.concurrency,
+    runBudgetMs: config.ctRunSeconds * 1000,
     pollSpreadMs: config.ctPollSpreadSeconds * 1000,
   };
 }
@@ -30,8 +41,7 @@ export function cursorOptions(config: Config): CursorOptions {
 export async function pokeCursors({ env, config, db, now }: JobContext): Promise<{ logs: number; statuses: CursorStatus[]; failed: string[] }> {
   const { list } = await currentLogList(db, config, now);
   const logs = monitoredLogs(list);
-  const options = cursorOptions(config);
-  const results = await Promise.allSettled(logs.map((log: CtLogDescriptor) => cursorOf(env, log.logId).poke(log, options, now.getTime())));
+  const results = await Promise.allSettled(logs.map((log: CtLogDescriptor) => cursorOf(env, log.logId).poke(log, cursorOptions(config, log), now.getTime())));
   const statuses: CursorStatus[] = [];
   const failed: string[] = [];
   results.forEach((r, i) => {

@@ -21,6 +21,11 @@ export function hashChildren(left: Uint8Array, right: Uint8Array): Uint8Array {
   return sha256Sync(NODE_PREFIX, left, right);
 }
 
+function isPowerOfTwo(n: number): boolean {
+  while (n > 1 && n % 2 === 0) n /= 2;
+  return n === 1;
+}
+
 /** Number of set bits of a non-negative safe integer (no 32-bit bitwise ops: sizes pass 2^32). */
 function popcount(n: number): number {
   let c = 0;
@@ -101,6 +106,25 @@ export class CollapsedMerkleTree {
     for (const h of leafHashes) this.append(h);
   }
 
+  /**
+   * Appends a whole perfect subtree of 2^level leaves given by its root (a node the
+   * log publishes, e.g. in a static-ct hash tile). The tree's size must be a
+   * multiple of 2^level: the subtree is then exactly the next node of the tree.
+   */
+  appendSubtree(level: number, hash: Uint8Array): void {
+    const span = 2 ** level;
+    if (!Number.isInteger(level) || level < 0 || level > 52) throw new CtWireError("collapsed tree", `bad subtree level ${level}`);
+    if (this._size % span !== 0) throw new CtWireError("collapsed tree", `a subtree of 2^${level} leaves cannot start at ${this._size}`);
+    if (hash.length !== 32) throw new CtWireError("collapsed tree", "subtree root must be 32 bytes");
+    this.nodes.push(hash.slice());
+    this._size += span;
+    for (let s = this._size / span; s % 2 === 0; s /= 2) {
+      const right = this.nodes.pop()!;
+      const left = this.nodes.pop()!;
+      this.nodes.push(hashChildren(left, right));
+    }
+  }
+
   /** Merkle Tree Hash of everything appended: fold the subtree roots right to left. */
   root(): Uint8Array {
     if (this.nodes.length === 0) return fromHexConst(EMPTY_ROOT_HEX);
@@ -119,6 +143,66 @@ function fromHexConst(hex: string): Uint8Array {
   const out = new Uint8Array(hex.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
   return out;
+}
+
+/**
+ * The aligned perfect subtrees that cover the leaves [from, to), left to right: at
+ * each position the largest subtree that starts there and fits. Appending them in
+ * order to a tree of size `from` (appendSubtree) gives the tree of size `to`.
+ */
+export function rangeDecomposition(from: number, to: number): { level: number; index: number }[] {
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from) throw new CtWireError("collapsed tree", `bad range ${from}..${to}`);
+  const out: { level: number; index: number }[] = [];
+  for (let p = from; p < to; ) {
+    let level = 0;
+    while (level < 52 && p % 2 ** (level + 1) === 0 && p + 2 ** (level + 1) <= to) level++;
+    out.push({ level, index: p / 2 ** level });
+    p += 2 ** level;
+  }
+  return out;
+}
+
+/**
+ * RFC 9162 §2.1.4.2: verifies that the tree of size `first` with root `firstRoot` is
+ * a prefix of the tree of size `second` with root `secondRoot`, given the
+ * consistency proof between them (RFC 6962 get-sth-consistency). Both roots are
+ * checked: a proof that verifies means the first tree's leaves are committed in
+ * the second tree exactly.
+ */
+export function verifyConsistency(first: number, second: number, firstRoot: Uint8Array, secondRoot: Uint8Array, proof: readonly Uint8Array[]): boolean {
+  if (first < 0 || second < first) return false;
+  if (first === second) return proof.length === 0 && bytesEqual(firstRoot, secondRoot);
+  if (first === 0) return proof.length === 0; // the empty tree is a prefix of every tree
+  let path = proof.slice();
+  // first a power of two: its root is itself the first node of the proof.
+  if (isPowerOfTwo(first)) path = [firstRoot, ...path];
+  if (path.length === 0) return false;
+  let fn = first - 1;
+  let sn = second - 1;
+  while (fn % 2 === 1) {
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  let fr = path[0];
+  let sr = path[0];
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      fr = hashChildren(c, fr);
+      sr = hashChildren(c, sr);
+      if (fn % 2 === 0) {
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2);
+          sn = Math.floor(sn / 2);
+        }
+      }
+    } else {
+      sr = hashChildren(sr, c);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 && bytesEqual(fr, firstRoot) && bytesEqual(sr, secondRoot);
 }
 
 /** Merkle Tree Hash of a list of leaf hashes (reference helper for tests and fixtures). */

@@ -1,13 +1,14 @@
 /**
- * CT log endpoints (spec "CT log" table) plus the filter-feed proposals and the
- * CT log list (served under cert-watcher, as the spec places it).
+ * CT log endpoints (spec "CT log" table) plus the filter-feed proposals, the
+ * monitored logs with their ingestion state, and the CT log list (served under
+ * cert-watcher, as the spec places it).
  *
  * Not implemented here: the alerting endpoints
  * (/api/ct-log/alert-rules..., /introspection), which the alerting module serves
  * for every module.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { principalOf, type AppContext, type AppEnv } from "../../platform/context";
+import { tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import { currentLogList, describeLogList } from "./loglist-service";
 import * as s from "./schema";
@@ -45,16 +46,25 @@ export const deleteFilter = defineRoute({
   access: { permission: "ct-log:delete_monitoring" }, audit: { action: "ct_filter.delete", targetType: "ct_filter", idParam: "filter_id" },
   request: { params: s.FilterIdParam }, responses: { 200: json(s.Message) },
 });
+const VISIBILITY =
+  "Times are those at which a match became visible: entries are published only after their batch is verified against the log's signed tree head, " +
+  "and each publication is stamped by the database with a time strictly later than every earlier publication's. ";
 export const listMatches = defineRoute({
   method: "get", path: "/api/ct-log/matches", tags, summary: "Certificates that matched a filter in the past 30 days",
   description:
     "One row per certificate: a precertificate and its final certificate are one match (same TBS without the SCT list and poison), " +
-    "seen in `log_count` logs. `matched_at` is the first observation; the 30-day window counts from the last one.",
+    "seen in `log_count` logs. `matched_at` is when the match became visible (its first publication); the 30-day window counts from `last_seen_at`. " +
+    VISIBILITY +
+    "So a client paging by `matched_at` (newest first) never finds an older match appearing below what it has already seen.",
   access: view, request: { query: s.MatchesQuery }, responses: { 200: json(s.MatchesResponse) },
 });
 export const checkNew = defineRoute({
   method: "get", path: "/api/ct-log/matches/check-new", tags, summary: "Whether matches appeared since a time",
-  description: "`count`: matches first observed after `since`; `latest_timestamp`: the newest first observation in the 30-day window (null when none).",
+  description:
+    "`count`: matches that became visible strictly after `since`; `latest_timestamp`: when the newest one became visible (null when none in the 30-day window). " +
+    VISIBILITY +
+    "Poll with the previous answer's `latest_timestamp` as `since` (or the time of a poll that found nothing): a match published between two polls " +
+    "always has a later time than the first poll saw, so no match is ever missed, however long its certificate waited in a log's backlog.",
   access: view, request: { query: s.CheckNewQuery }, responses: { 200: json(s.CheckNewResponse) },
 });
 export const matchDetail = defineRoute({
@@ -77,7 +87,9 @@ export const typosquatMatches = defineRoute({
     "<= 1 for protected labels of 5-7 characters, <= 2 for 8+, none below); non-ASCII candidates may add `script_mixing`, `mixed_numbers`, " +
     "`unsafe_characters`, `whole_script`. `edit_distance` (field): the distance when an edit category applies, else null. " +
     "`subject`, `issuer`, `not_before`, `not_after`: of the first entry seen. `detected_at`: first observation; the 30-day window counts from `last_seen_at`. " +
-    "Sort `evidence` orders by the comma-joined evidence list. Typosquatting matches raise no alert events.",
+    "Sort `evidence` orders by the comma-joined evidence list. A name that carries the whole protected domain as labels of another domain " +
+    "(`paypal.com.evil.net`) is an `affix` (combosquat) of that domain's registrable domain (`evil.net`). " +
+    "Each new typosquatting match raises a CT-Log event of kind `typosquat` (rules: `kind == \"typosquat\" && typosquat.evidence.exists(e, e == \"confusable\")`).",
   access: view, request: { query: s.TyposquatMatchesQuery }, responses: { 200: json(s.TyposquatMatchesResponse) },
 });
 export const typosquatMatchDetail = defineRoute({
@@ -98,14 +110,27 @@ export const listProposals = defineRoute({
 });
 export const acceptProposal = defineRoute({
   method: "post", path: "/api/ct-log/proposals/{proposal_id}/accept", tags, summary: "Accept a proposal",
-  description: "Marks the proposal accepted. The dns-watcher and cert-watcher modules consume accepted proposals (that hand-over is not wired yet).",
+  description:
+    "A `certs` proposal becomes a certificate monitor (cert-watcher) of the hostname on port 443, with no IP targets yet (add them, or let an agent scan it); " +
+    "when the organization already monitors that hostname on 443, that monitor is linked instead. The tier's certificate-monitor quota applies " +
+    "(403 `quota_exceeded`, the proposal stays proposed). The response and the proposal carry `cert_monitor_id`. A `dns` proposal becomes a watched record set of the DNS watcher: A and AAAA of the name in the watched domain that contains it, or a new watched domain (quota `dns_domains`, 403 when exhausted).",
   access: { permission: "ct-log:update_monitoring" }, audit: { action: "ct_proposal.accept", targetType: "ct_proposal", idParam: "proposal_id" },
-  request: { params: s.ProposalIdParam }, responses: { 200: json(s.Message) },
+  request: { params: s.ProposalIdParam }, responses: { 200: json(s.AcceptProposalResponse) },
 });
 export const dismissProposal = defineRoute({
   method: "post", path: "/api/ct-log/proposals/{proposal_id}/dismiss", tags, summary: "Dismiss a proposal (the name is not proposed again)",
   access: { permission: "ct-log:update_monitoring" }, audit: { action: "ct_proposal.dismiss", targetType: "ct_proposal", idParam: "proposal_id" },
   request: { params: s.ProposalIdParam }, responses: { 200: json(s.Message) },
+});
+export const listLogs = defineRoute({
+  method: "get", path: "/api/ct-log/logs", tags, summary: "The monitored CT logs and how far each one is read",
+  description:
+    "Every log of the log list in use that is monitored (qualified, usable or readonly), with its operator, protocol and list state, and the state of its ingestion: " +
+    "`tree_size` (newest signed tree head seen), `verified_position` (entries below it are verified against a signed tree head and published), " +
+    "`lag_entries` (`tree_size - verified_position`), `lag_seconds` (between the newest tree head and the last verified entry, as the log timestamped them; 0 when caught up), " +
+    "`verified_tree_head_at`, `last_error` and `next_retry_at` (set while the log is backing off after a failure). `ingestion`: `not_started`, `up_to_date`, `catching_up` or `backing_off`. " +
+    "A log is read as fast as its politeness settings allow (CT_REQUESTS_PER_SECOND, CT_CONCURRENCY, CT_LOG_POLITENESS).",
+  access: view, responses: { 200: json(s.CtLogsResponse) },
 });
 export const ctLogList = defineRoute({
   method: "get", path: "/api/cert-watcher/ct-log-list", tags: ["Certificate deployment"], summary: "The CT log list in use (cached 24 hours)",
@@ -116,28 +141,25 @@ export const ctLogList = defineRoute({
 });
 
 export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
-  const org = (c: AppContext) => principalOf(c).organizationId;
-  const db = (c: AppContext) => c.get("db");
-
-  app.openapi(listFilters, async (c) => c.json(await ct.listFilters(db(c), org(c), c.req.valid("query")), 200));
-  app.openapi(getFilter, async (c) => c.json(await ct.getFilter(db(c), org(c), c.req.valid("param").filter_id), 200));
-  app.openapi(createFilter, async (c) => c.json(await ct.createFilter(db(c), org(c), c.req.valid("json"), new Date()), 201));
-  app.openapi(updateFilter, async (c) => c.json(await ct.updateFilter(db(c), org(c), c.req.valid("param").filter_id, c.req.valid("json"), new Date()), 200));
-  app.openapi(deleteFilter, async (c) => c.json(await ct.deleteFilter(db(c), org(c), c.req.valid("param").filter_id, new Date()), 200));
-  app.openapi(listMatches, async (c) => c.json(await ct.listMatches(db(c), org(c), c.req.valid("query"), new Date()), 200));
+  const t = tenantOf;
+  app.openapi(listFilters, async (c) => c.json(await ct.listFilters(t(c), c.req.valid("query")), 200));
+  app.openapi(getFilter, async (c) => c.json(await ct.getFilter(t(c), c.req.valid("param").filter_id), 200));
+  app.openapi(createFilter, async (c) => c.json(await ct.createFilter(t(c), c.req.valid("json"), c.get("now")), 201));
+  app.openapi(updateFilter, async (c) => c.json(await ct.updateFilter(t(c), c.req.valid("param").filter_id, c.req.valid("json"), c.get("now")), 200));
+  app.openapi(deleteFilter, async (c) => c.json(await ct.deleteFilter(t(c), c.req.valid("param").filter_id, c.get("now")), 200));
+  app.openapi(listMatches, async (c) => c.json(await ct.listMatches(t(c), c.req.valid("query"), c.get("now")), 200));
   // Before {sha256}, which would otherwise see "check-new" as a (bad) fingerprint.
-  app.openapi(checkNew, async (c) => c.json(await ct.checkNewMatches(db(c), org(c), c.req.valid("query").since, new Date()), 200));
-  app.openapi(matchDetail, async (c) =>
-    c.json(await ct.matchDetail(db(c), org(c), c.req.valid("param").sha256, c.req.valid("query").log_name, new Date()), 200),
-  );
-  app.openapi(typosquatFilters, async (c) => c.json(await ct.listTyposquatFilters(db(c), org(c), c.req.valid("query")), 200));
-  app.openapi(typosquatMatches, async (c) => c.json(await ct.listTyposquatMatches(db(c), org(c), c.req.valid("query"), new Date()), 200));
+  app.openapi(checkNew, async (c) => c.json(await ct.checkNewMatches(t(c), c.req.valid("query").since, c.get("now")), 200));
+  app.openapi(matchDetail, async (c) => c.json(await ct.matchDetail(t(c), c.req.valid("param").sha256, c.req.valid("query").log_name, c.get("now")), 200));
+  app.openapi(typosquatFilters, async (c) => c.json(await ct.listTyposquatFilters(t(c), c.req.valid("query")), 200));
+  app.openapi(typosquatMatches, async (c) => c.json(await ct.listTyposquatMatches(t(c), c.req.valid("query"), c.get("now")), 200));
   app.openapi(typosquatMatchDetail, async (c) => {
     const q = c.req.valid("query");
-    return c.json(await ct.typosquatMatchDetail(db(c), org(c), c.req.valid("param").sha256, q.filter_id, q.candidate_domain, new Date()), 200);
+    return c.json(await ct.typosquatMatchDetail(t(c), c.req.valid("param").sha256, q.filter_id, q.candidate_domain, c.get("now")), 200);
   });
-  app.openapi(listProposals, async (c) => c.json(await ct.listProposals(db(c), org(c), c.req.valid("query")), 200));
-  app.openapi(acceptProposal, async (c) => c.json(await ct.decideProposal(db(c), org(c), c.req.valid("param").proposal_id, "accepted", new Date()), 200));
-  app.openapi(dismissProposal, async (c) => c.json(await ct.decideProposal(db(c), org(c), c.req.valid("param").proposal_id, "dismissed", new Date()), 200));
-  app.openapi(ctLogList, async (c) => c.json(describeLogList(await currentLogList(db(c), c.get("config"), new Date())), 200));
+  app.openapi(listProposals, async (c) => c.json(await ct.listProposals(t(c), c.req.valid("query")), 200));
+  app.openapi(acceptProposal, async (c) => c.json(await ct.acceptProposal(t(c), c.req.valid("param").proposal_id, c.get("now")), 200));
+  app.openapi(dismissProposal, async (c) => c.json(await ct.dismissProposal(t(c), c.req.valid("param").proposal_id, c.get("now")), 200));
+  app.openapi(listLogs, async (c) => c.json(await ct.listLogs(c.get("db"), c.get("config"), c.get("now")), 200));
+  app.openapi(ctLogList, async (c) => c.json(describeLogList(await currentLogList(c.get("db"), c.get("config"), c.get("now"))), 200));
 }

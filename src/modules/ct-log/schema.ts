@@ -1,6 +1,8 @@
 /** Request/response schemas of the CT log endpoints (spec "CT log", ADDENDUM 1, 11). */
 import { z } from "@hono/zod-openapi";
 import { pageQuery, pathId, sortOrder } from "../../platform/paging";
+import { safeMultilineText } from "../../platform/text";
+import { CaaEvaluationSchema, CtEventCertSchema } from "./events";
 
 export const FilterIdParam = z.object({ filter_id: pathId("filter_id") });
 export const ProposalIdParam = z.object({ proposal_id: pathId("proposal_id") });
@@ -51,7 +53,7 @@ const filterFields = {
   }),
   match_type: z.enum(["wide", "exact"]),
   enabled: z.boolean(),
-  description: z.string().max(1000),
+  description: safeMultilineText(1000),
   feed_dns_enabled: z.boolean(),
   feed_certs_enabled: z.boolean(),
   typosquat_enabled: z.boolean(),
@@ -109,38 +111,9 @@ export const TyposquatFiltersResponse = z
 
 // ---- matches ------------------------------------------------------------------
 
-const Sct = z.object({ log_id: z.string(), timestamp: z.number().int(), version: z.number().int(), hash_algorithm: z.string(), signature_algorithm: z.string() });
-export const CtCertificate = z
-  .object({
-    subject: z.string(),
-    issuer: z.string(),
-    dns_names: z.array(z.string()),
-    sha256: z.string(),
-    serial: z.string(),
-    not_before: z.string(),
-    not_after: z.string(),
-    signature_algorithm: z.string(),
-    key_algorithm: z.string(),
-    key_size: z.number().int().optional(),
-    is_precert: z.boolean(),
-    log_name: z.string(),
-    log_index: z.number().int(),
-    aia_issuing: z.array(z.string()),
-    ocsp_servers: z.array(z.string()),
-    scts: z.array(Sct),
-  })
-  .openapi("CtCertificate", { description: "The cert.* fields of the CT-Log event, for the entry the detail is about" });
-export const CaaResult = z
-  .object({
-    has_records: z.boolean(),
-    authorized: z.boolean(),
-    records: z.array(z.string()),
-    error: z.string(),
-    checked_names: z.array(z.string()),
-    issuer_candidates: z.array(z.string()),
-    evaluated_at: z.string(),
-  })
-  .openapi("CtCaaResult");
+// The certificate and CAA fields are those of the CT-Log event, declared once (events.ts).
+export const CtCertificate = CtEventCertSchema.openapi("CtCertificate", { description: "The cert.* fields of the CT-Log event, for the entry the detail is about" });
+export const CaaResult = CaaEvaluationSchema.openapi("CtCaaResult", { description: "The caa.* fields of the CT-Log event: the CAA check made when the entry was read" });
 
 export const MATCH_SORTS = ["certificate_domain", "log_count", "matched_at"] as const;
 export const MatchesQuery = pageQuery({ defaultPageSize: 20 }).extend({
@@ -264,13 +237,48 @@ export const CtProposal = z
     filter_id: z.number().int(),
     source_sha256: z.string(),
     status: z.enum(["proposed", "accepted", "dismissed"]),
+    cert_monitor_id: z.number().int().nullable().openapi({ description: "An accepted `certs` proposal: the certificate monitor that watches the hostname" }),
     created_at: z.string(),
     decided_at: z.string().nullable(),
   })
   .openapi("CtProposal");
+export const AcceptProposalResponse = z
+  .object({ message: z.string(), cert_monitor_id: z.number().int().optional().openapi({ description: "`certs` proposals: the certificate monitor created or linked" }) })
+  .openapi("CtProposalAccepted");
 export const ProposalsResponse = z
   .object({ proposals: z.array(CtProposal), total: z.number().int(), page: z.number().int(), page_size: z.number().int() })
   .openapi("CtProposalList");
+
+// ---- monitored logs ------------------------------------------------------------------
+
+export const CtLogsResponse = z
+  .object({
+    logs: z.array(
+      z.object({
+        log_id: z.string().openapi({ description: "base64 LogID (SHA-256 of the log's key)" }),
+        description: z.string(),
+        operator: z.string(),
+        protocol: z.enum(["rfc6962", "static-ct"]),
+        url: z.string().openapi({ description: "Where entries are read (`url` of RFC 6962 logs, `monitoring_url` of static-ct-api logs)" }),
+        state: z.string().openapi({ description: "State in the log list: qualified, usable or readonly" }),
+        ingestion: z.enum(["not_started", "up_to_date", "catching_up", "backing_off"]),
+        tree_size: z.number().int().nullable(),
+        verified_position: z.number().int().nullable(),
+        lag_entries: z.number().int().nullable(),
+        lag_seconds: z.number().int().nullable(),
+        tree_head_at: z.string().nullable().openapi({ description: "Timestamp of the newest signed tree head seen" }),
+        verified_tree_head_at: z.string().nullable().openapi({ description: "Timestamp of the tree head the verified position was proven against" }),
+        last_entry_at: z.string().nullable().openapi({ description: "Timestamp of the last verified entry" }),
+        last_run_at: z.string().nullable(),
+        last_error: z.string().nullable(),
+        consecutive_failures: z.number().int(),
+        next_retry_at: z.string().nullable(),
+        entries_processed: z.number().int(),
+        matches_found: z.number().int(),
+      }),
+    ),
+  })
+  .openapi("CtLogs");
 
 // ---- log list ---------------------------------------------------------------------
 

@@ -1,38 +1,39 @@
 /**
  * CT log module rules (spec "CT filter", "CT certificate match", ADDENDUM 5, 11):
- * filters (canonical patterns, uniqueness among live filters, quota, soft
- * delete, typosquatting eligibility), the 30-day match window, feed proposals.
+ * filters (canonical patterns, uniqueness among live filters, quota, soft delete,
+ * typosquatting eligibility), the 30-day match window, feed proposals (an accepted
+ * certificate proposal becomes a certificate monitor), and each log's ingestion state.
  *
- * Every filter change bumps ct_filter_generation in the same batch, so every
- * CtLogCursor rebuilds its index before its next batch: a disabled or deleted
- * filter stops matching at once.
+ * Every query of an organization's data goes through its Tenant handle. Every filter
+ * change bumps ct_filter_generation, so every CtLogCursor rebuilds its index before
+ * its next batch: a disabled or deleted filter stops matching at once.
  */
-import { and, asc, count, desc, eq, gt, gte, inArray, isNull, max, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, isNull, max, sql, type SQL } from "drizzle-orm";
 import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
-import { ctFilters, ctMatchFilters, ctMatchOccurrences, ctMatches, ctProposals, ctTyposquatMatches, ctTyposquatOccurrences, organizations } from "../../db/schema";
-import { ApiError, badRequest, conflict, notFound } from "../../platform/errors";
-import { assertQuota, registerUsageCounter, remaining, type Tier } from "../../platform/quotas";
+import { inJsonArray } from "../../db/in-json";
+import { certMonitors, ctFilters, ctLogStates, ctMatchFilters, ctMatchOccurrences, ctMatches, ctProposals, ctTyposquatMatches, ctTyposquatOccurrences } from "../../db/schema";
+import type { Config } from "../../env";
+import { ApiError, badRequest, notFound } from "../../platform/errors";
+import { direction, readPage } from "../../platform/paging";
+import { registerUsageCounter } from "../../platform/quotas";
+import { tenantDb, type Tenant } from "../../platform/tenant";
+import { createMonitor } from "../cert-watcher/service";
+import { watchProposedName } from "../dns-watcher/service";
 import { bumpFilterGeneration } from "./filter-source";
 import { parseFilterPattern } from "./filters/pattern";
+import { currentLogList } from "./loglist-service";
+import { monitoredLogs } from "./loglist";
 import { typosquatEligibility } from "./typosquat/eligibility";
 import type { FILTER_SORTS, MATCH_SORTS, TYPOSQUAT_FILTER_SORTS, TYPOSQUAT_MATCH_SORTS } from "./schema";
 
 /** Matches are kept and listed for 30 days (spec "Limits"). */
 export const MATCH_WINDOW_MS = 30 * 24 * 3600_000;
 
-const live = (organizationId: number) => and(eq(ctFilters.organizationId, organizationId), isNull(ctFilters.deletedAt));
-
-async function liveFilterCount(db: Db, organizationId: number): Promise<number> {
-  return (await db.select({ n: count() }).from(ctFilters).where(live(organizationId)).get())?.n ?? 0;
-}
-// Soft-deleted filters do not count (ADDENDUM 11).
-registerUsageCounter("ct_filters", liveFilterCount);
-
-async function tierOf(db: Db, organizationId: number): Promise<Tier> {
-  const org = await db.select({ tier: organizations.tier }).from(organizations).where(eq(organizations.id, organizationId)).get();
-  return (org?.tier ?? "free") as Tier;
-}
+/** Filters that are not deleted: they are listed, unique and counted toward the quota (ADDENDUM 11). */
+const notDeleted = isNull(ctFilters.deletedAt);
+const liveUsage = (t: Tenant) => t.usage(ctFilters, notDeleted);
+registerUsageCounter("ct_filters", (db, organizationId) => tenantDb(db, organizationId).count(ctFilters, notDeleted));
 
 type FilterRecord = typeof ctFilters.$inferSelect;
 
@@ -63,23 +64,10 @@ function canonicalPattern(input: string): string {
 function assertTyposquatAllowed(pattern: string, typosquatEnabled: boolean): void {
   if (!typosquatEnabled) return;
   const t = typosquatEligibility(pattern);
-  if (!t.eligible) throw new ApiError(400, "typosquat_ineligible", `Typosquatting detection cannot be enabled for '${pattern}': ${t.reason}`, [{ path: "typosquat_enabled", message: t.reason }]);
+  if (!t.eligible) throw new ApiError("typosquat_ineligible", `Typosquatting detection cannot be enabled for '${pattern}': ${t.reason}`, [{ path: "typosquat_enabled", message: t.reason }]);
 }
 
-async function assertUnique(db: Db, organizationId: number, pattern: string, matchType: "wide" | "exact", exceptId?: number) {
-  const clash = await db
-    .select({ id: ctFilters.id })
-    .from(ctFilters)
-    .where(and(live(organizationId), eq(ctFilters.pattern, pattern), eq(ctFilters.matchType, matchType)))
-    .get();
-  if (clash && clash.id !== exceptId) throw conflict(`A filter for '${pattern}' (${matchType}) already exists`, [{ path: "pattern", message: `filter ${clash.id} has the same pattern and match_type` }]);
-}
-
-/** The unique index is the last word (two concurrent creates): its violation is a 409 too. */
-function rethrowUnique(err: unknown, pattern: string): never {
-  if (String((err as Error)?.message ?? err).includes("UNIQUE")) throw conflict(`A filter for '${pattern}' already exists`);
-  throw err;
-}
+const duplicate = (pattern: string, matchType: string) => `A filter for '${pattern}' (${matchType}) already exists`;
 
 const FILTER_SORT_COLUMNS = {
   pattern: ctFilters.pattern,
@@ -98,30 +86,25 @@ interface PageQuery<S extends string> {
   sort_order: "asc" | "desc";
 }
 
-export async function listFilters(db: Db, organizationId: number, q: PageQuery<(typeof FILTER_SORTS)[number]>) {
-  const dir = q.sort_order === "asc" ? asc : desc;
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(ctFilters)
-      .where(live(organizationId))
-      .orderBy(dir(FILTER_SORT_COLUMNS[q.sort_by]), dir(ctFilters.id))
-      .limit(q.page_size)
-      .offset((q.page - 1) * q.page_size)
-      .all(),
-    liveFilterCount(db, organizationId),
-  ]);
-  return { filters: rows.map(filterView), total, page: q.page, page_size: q.page_size, sort_by: q.sort_by, sort_order: q.sort_order };
+const pageOf = <S extends string>(q: PageQuery<S>) => ({ page: q.page, page_size: q.page_size, sort_by: q.sort_by, sort_order: q.sort_order });
+
+export async function listFilters(t: Tenant, q: PageQuery<(typeof FILTER_SORTS)[number]>) {
+  const dir = direction(q.sort_order);
+  const { rows, total } = await readPage(
+    t.select(ctFilters, notDeleted).orderBy(dir(FILTER_SORT_COLUMNS[q.sort_by]), dir(ctFilters.id)).limit(q.page_size).offset((q.page - 1) * q.page_size),
+    t.countQuery(ctFilters, notDeleted),
+  );
+  return { filters: rows.map(filterView), total, ...pageOf(q) };
 }
 
-async function liveFilter(db: Db, organizationId: number, filterId: number): Promise<FilterRecord> {
-  const f = await db.select().from(ctFilters).where(and(live(organizationId), eq(ctFilters.id, filterId))).get();
+async function liveFilter(t: Tenant, filterId: number): Promise<FilterRecord> {
+  const f = await t.first(ctFilters, eq(ctFilters.id, filterId), notDeleted);
   if (!f) throw notFound("Filter");
   return f;
 }
 
-export async function getFilter(db: Db, organizationId: number, filterId: number) {
-  return filterView(await liveFilter(db, organizationId, filterId));
+export async function getFilter(t: Tenant, filterId: number) {
+  return filterView(await liveFilter(t, filterId));
 }
 
 export interface FilterInput {
@@ -134,92 +117,69 @@ export interface FilterInput {
   typosquat_enabled: boolean;
 }
 
-export async function createFilter(db: Db, organizationId: number, input: FilterInput, now: Date) {
+/** Unique (pattern, match_type) among filters that are not deleted (409); the tier's quota counts those only (403). */
+export async function createFilter(t: Tenant, input: FilterInput, now: Date) {
   const pattern = canonicalPattern(input.pattern);
   assertTyposquatAllowed(pattern, input.typosquat_enabled);
-  const tier = await tierOf(db, organizationId);
-  const used = await liveFilterCount(db, organizationId);
-  assertQuota(tier, "ct_filters", used);
-  await assertUnique(db, organizationId, pattern, input.match_type);
   const at = now.toISOString();
-  let id: number;
-  try {
-    const [inserted] = await db.batch([
-      db
-        .insert(ctFilters)
-        .values({
-          organizationId,
-          pattern,
-          matchType: input.match_type,
-          enabled: input.enabled,
-          description: input.description,
-          feedDnsEnabled: input.feed_dns_enabled,
-          feedCertsEnabled: input.feed_certs_enabled,
-          typosquatEnabled: input.typosquat_enabled,
-          createdAt: at,
-          updatedAt: at,
-        })
-        .returning({ id: ctFilters.id }),
-      bumpFilterGeneration(db),
-    ]);
-    id = inserted[0].id;
-  } catch (err) {
-    rethrowUnique(err, pattern);
-  }
-  return { id, message: "Filter created", quota_remaining: remaining(tier, "ct_filters", used + 1) };
+  const { row, quotaRemaining } = await t.create(
+    ctFilters,
+    {
+      pattern,
+      matchType: input.match_type,
+      enabled: input.enabled,
+      description: input.description,
+      feedDnsEnabled: input.feed_dns_enabled,
+      feedCertsEnabled: input.feed_certs_enabled,
+      typosquatEnabled: input.typosquat_enabled,
+      createdAt: at,
+      updatedAt: at,
+    },
+    { quota: "ct_filters", usage: liveUsage(t), duplicate: duplicate(pattern, input.match_type) },
+  );
+  // Cursors pick the new filter up before their next batch (and within a minute regardless).
+  await bumpFilterGeneration(t.db).run();
+  return { id: row.id, message: "Filter created", quota_remaining: quotaRemaining ?? 0 };
 }
 
-export async function updateFilter(db: Db, organizationId: number, filterId: number, input: Partial<FilterInput>, now: Date) {
-  const f = await liveFilter(db, organizationId, filterId);
+export async function updateFilter(t: Tenant, filterId: number, input: Partial<FilterInput>, now: Date) {
+  const f = await liveFilter(t, filterId);
   const pattern = input.pattern !== undefined ? canonicalPattern(input.pattern) : f.pattern;
   const matchType = input.match_type ?? f.matchType;
   const typosquat = input.typosquat_enabled ?? f.typosquatEnabled;
   assertTyposquatAllowed(pattern, typosquat);
-  if (pattern !== f.pattern || matchType !== f.matchType) await assertUnique(db, organizationId, pattern, matchType, f.id);
-  try {
-    await db.batch([
-      db
-        .update(ctFilters)
-        .set({
-          pattern,
-          matchType,
-          enabled: input.enabled ?? f.enabled,
-          description: input.description ?? f.description,
-          feedDnsEnabled: input.feed_dns_enabled ?? f.feedDnsEnabled,
-          feedCertsEnabled: input.feed_certs_enabled ?? f.feedCertsEnabled,
-          typosquatEnabled: typosquat,
-          updatedAt: now.toISOString(),
-        })
-        .where(eq(ctFilters.id, f.id)),
-      bumpFilterGeneration(db),
-    ]);
-  } catch (err) {
-    rethrowUnique(err, pattern);
-  }
+  const change = t.update(
+    ctFilters,
+    {
+      pattern,
+      matchType,
+      enabled: input.enabled ?? f.enabled,
+      description: input.description ?? f.description,
+      feedDnsEnabled: input.feed_dns_enabled ?? f.feedDnsEnabled,
+      feedCertsEnabled: input.feed_certs_enabled ?? f.feedCertsEnabled,
+      typosquatEnabled: typosquat,
+      updatedAt: now.toISOString(),
+    },
+    eq(ctFilters.id, f.id),
+  );
+  await t.run(() => t.db.batch([change, bumpFilterGeneration(t.db)]), { duplicate: duplicate(pattern, matchType) });
   return { message: "Filter updated" };
 }
 
-export async function deleteFilter(db: Db, organizationId: number, filterId: number, now: Date) {
-  const f = await liveFilter(db, organizationId, filterId);
+export async function deleteFilter(t: Tenant, filterId: number, now: Date) {
+  const f = await liveFilter(t, filterId);
   const at = now.toISOString();
-  await db.batch([db.update(ctFilters).set({ deletedAt: at, updatedAt: at }).where(eq(ctFilters.id, f.id)), bumpFilterGeneration(db)]);
+  await t.db.batch([t.update(ctFilters, { deletedAt: at, updatedAt: at }, eq(ctFilters.id, f.id)), bumpFilterGeneration(t.db)]);
   return { message: "Filter deleted" };
 }
 
-export async function listTyposquatFilters(db: Db, organizationId: number, q: PageQuery<(typeof TYPOSQUAT_FILTER_SORTS)[number]>) {
-  const dir = q.sort_order === "asc" ? asc : desc;
-  const where = and(live(organizationId), eq(ctFilters.enabled, true));
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(ctFilters)
-      .where(where)
-      .orderBy(dir(FILTER_SORT_COLUMNS[q.sort_by]), dir(ctFilters.id))
-      .limit(q.page_size)
-      .offset((q.page - 1) * q.page_size)
-      .all(),
-    db.select({ n: count() }).from(ctFilters).where(where).get(),
-  ]);
+export async function listTyposquatFilters(t: Tenant, q: PageQuery<(typeof TYPOSQUAT_FILTER_SORTS)[number]>) {
+  const dir = direction(q.sort_order);
+  const enabled = eq(ctFilters.enabled, true);
+  const { rows, total } = await readPage(
+    t.select(ctFilters, notDeleted, enabled).orderBy(dir(FILTER_SORT_COLUMNS[q.sort_by]), dir(ctFilters.id)).limit(q.page_size).offset((q.page - 1) * q.page_size),
+    t.countQuery(ctFilters, notDeleted, enabled),
+  );
   return {
     filters: rows.map((f) => {
       const v = filterView(f);
@@ -232,11 +192,8 @@ export async function listTyposquatFilters(db: Db, organizationId: number, q: Pa
         typosquat_ineligible_reason: v.typosquat_ineligible_reason,
       };
     }),
-    total: total?.n ?? 0,
-    page: q.page,
-    page_size: q.page_size,
-    sort_by: q.sort_by,
-    sort_order: q.sort_order,
+    total,
+    ...pageOf(q),
   };
 }
 
@@ -246,96 +203,95 @@ const windowStart = (now: Date) => new Date(now.getTime() - MATCH_WINDOW_MS).toI
 // Spelled out: drizzle renders a column of the single selected table unqualified, which inside this subquery would mean o.id.
 const logCountOf = sql<number>`(SELECT count(DISTINCT o.log_id) FROM ct_match_occurrences o WHERE o.match_id = "ct_matches"."id")`;
 
-export async function listMatches(db: Db, organizationId: number, q: PageQuery<(typeof MATCH_SORTS)[number]>, now: Date) {
-  const dir = q.sort_order === "asc" ? asc : desc;
-  const where = and(eq(ctMatches.organizationId, organizationId), gte(ctMatches.lastMatchedAt, windowStart(now)));
+const occurrenceView = (o: typeof ctMatchOccurrences.$inferSelect | typeof ctTyposquatOccurrences.$inferSelect) => ({
+  log_name: o.logName,
+  log_id: o.logId,
+  log_index: o.logIndex,
+  sha256: o.sha256,
+  is_precert: o.isPrecert,
+  observed_at: o.observedAt,
+});
+
+export async function listMatches(t: Tenant, q: PageQuery<(typeof MATCH_SORTS)[number]>, now: Date) {
+  const dir = direction(q.sort_order);
+  const where = t.where(ctMatches, gte(ctMatches.lastMatchedAt, windowStart(now)));
   const sortColumn: Record<(typeof MATCH_SORTS)[number], SQL | AnySQLiteColumn> = {
     certificate_domain: ctMatches.certificateDomain,
     log_count: logCountOf,
     matched_at: ctMatches.firstMatchedAt,
   };
-  const [rows, total] = await Promise.all([
-    db
+  const { rows, total } = await readPage(
+    t.db
       .select({ m: ctMatches, logCount: logCountOf })
       .from(ctMatches)
       .where(where)
       .orderBy(dir(sortColumn[q.sort_by]), dir(ctMatches.id))
       .limit(q.page_size)
-      .offset((q.page - 1) * q.page_size)
-      .all(),
-    db.select({ n: count() }).from(ctMatches).where(where).get(),
-  ]);
+      .offset((q.page - 1) * q.page_size),
+    t.db.select({ n: count() }).from(ctMatches).where(where),
+  );
   const ids = rows.map((r) => r.m.id);
-  const occurrences = ids.length
-    ? await db
-        .select({ matchId: ctMatchOccurrences.matchId, isPrecert: ctMatchOccurrences.isPrecert, observedAt: ctMatchOccurrences.observedAt, cert: ctMatchOccurrences.cert, caa: ctMatchOccurrences.caa })
-        .from(ctMatchOccurrences)
-        .where(inArray(ctMatchOccurrences.matchId, ids))
-        .orderBy(asc(ctMatchOccurrences.observedAt), asc(ctMatchOccurrences.id))
-        .all()
-    : [];
-  const filters = ids.length
-    ? await db.select({ matchId: ctMatchFilters.matchId, filterId: ctMatchFilters.filterId }).from(ctMatchFilters).where(inArray(ctMatchFilters.matchId, ids)).all()
-    : [];
+  const [occurrences, filters] = ids.length
+    ? await Promise.all([
+        t.db
+          .select({ matchId: ctMatchOccurrences.matchId, isPrecert: ctMatchOccurrences.isPrecert, cert: ctMatchOccurrences.cert, caa: ctMatchOccurrences.caa })
+          .from(ctMatchOccurrences)
+          .where(t.where(ctMatchOccurrences, inJsonArray(ctMatchOccurrences.matchId, ids)))
+          .orderBy(asc(ctMatchOccurrences.observedAt), asc(ctMatchOccurrences.id))
+          .all(),
+        t.db
+          .select({ matchId: ctMatchFilters.matchId, filterId: ctMatchFilters.filterId })
+          .from(ctMatchFilters)
+          .where(and(eq(ctMatchFilters.organizationId, t.organizationId), inJsonArray(ctMatchFilters.matchId, ids)))
+          .all(),
+      ])
+    : [[], []];
   return {
     matches: rows.map(({ m, logCount }) => {
       const occ = occurrences.filter((o) => o.matchId === m.id);
       const first = occ[0];
-      const cert = (first?.cert ?? {}) as Record<string, any>;
       return {
         id: m.id,
         sha256: m.sha256,
         certificate_domain: m.certificateDomain,
         matched_names: m.matchedNames,
         filter_ids: filters.filter((f) => f.matchId === m.id).map((f) => f.filterId).sort((a, b) => a - b),
-        subject: String(cert.subject ?? ""),
-        issuer: String(cert.issuer ?? ""),
-        not_before: String(cert.not_before ?? ""),
-        not_after: String(cert.not_after ?? ""),
+        subject: first?.cert.subject ?? "",
+        issuer: first?.cert.issuer ?? "",
+        not_before: first?.cert.not_before ?? "",
+        not_after: first?.cert.not_after ?? "",
         is_precert: Boolean(first?.isPrecert),
         has_precert: occ.some((o) => o.isPrecert),
         has_final: occ.some((o) => !o.isPrecert),
         log_count: Number(logCount),
-        caa_violation: occ.some((o) => (o.caa as any)?.has_records === true && (o.caa as any)?.authorized === false),
+        caa_violation: occ.some((o) => o.caa.has_records && !o.caa.authorized),
         matched_at: m.firstMatchedAt,
         last_seen_at: m.lastMatchedAt,
       };
     }),
-    total: total?.n ?? 0,
-    page: q.page,
-    page_size: q.page_size,
-    sort_by: q.sort_by,
-    sort_order: q.sort_order,
+    total,
+    ...pageOf(q),
   };
 }
 
-export async function matchDetail(db: Db, organizationId: number, sha256: string, logName: string | undefined, now: Date) {
+export async function matchDetail(t: Tenant, sha256: string, logName: string | undefined, now: Date) {
   const fp = sha256.toLowerCase();
-  const conds = [eq(ctMatchOccurrences.organizationId, organizationId), eq(ctMatchOccurrences.sha256, fp)];
-  if (logName !== undefined) conds.push(eq(ctMatchOccurrences.logName, logName));
-  const chosen = await db
-    .select()
-    .from(ctMatchOccurrences)
-    .where(and(...conds))
+  const byLog = logName !== undefined ? eq(ctMatchOccurrences.logName, logName) : undefined;
+  const chosen = await t
+    .select(ctMatchOccurrences, eq(ctMatchOccurrences.sha256, fp), byLog)
     .orderBy(asc(ctMatchOccurrences.observedAt), asc(ctMatchOccurrences.id))
     .get();
   if (!chosen) throw notFound("Match");
-  const m = await db
-    .select()
-    .from(ctMatches)
-    .where(and(eq(ctMatches.id, chosen.matchId), eq(ctMatches.organizationId, organizationId), gte(ctMatches.lastMatchedAt, windowStart(now))))
-    .get();
+  const m = await t.first(ctMatches, eq(ctMatches.id, chosen.matchId), gte(ctMatches.lastMatchedAt, windowStart(now)));
   if (!m) throw notFound("Match");
-  const occConds = [eq(ctMatchOccurrences.matchId, m.id)];
-  if (logName !== undefined) occConds.push(eq(ctMatchOccurrences.logName, logName));
   const [occurrences, allLogs, filters] = await Promise.all([
-    db.select().from(ctMatchOccurrences).where(and(...occConds)).orderBy(asc(ctMatchOccurrences.observedAt), asc(ctMatchOccurrences.id)).all(),
-    db.select({ n: sql<number>`count(DISTINCT ${ctMatchOccurrences.logId})` }).from(ctMatchOccurrences).where(eq(ctMatchOccurrences.matchId, m.id)).get(),
-    db
+    t.select(ctMatchOccurrences, eq(ctMatchOccurrences.matchId, m.id), byLog).orderBy(asc(ctMatchOccurrences.observedAt), asc(ctMatchOccurrences.id)).all(),
+    t.db.select({ n: sql<number>`count(DISTINCT ${ctMatchOccurrences.logId})` }).from(ctMatchOccurrences).where(t.where(ctMatchOccurrences, eq(ctMatchOccurrences.matchId, m.id))).get(),
+    t.db
       .select({ filterId: ctMatchFilters.filterId, names: ctMatchFilters.matchedNames, pattern: ctFilters.pattern, matchType: ctFilters.matchType })
       .from(ctMatchFilters)
       .innerJoin(ctFilters, eq(ctFilters.id, ctMatchFilters.filterId))
-      .where(eq(ctMatchFilters.matchId, m.id))
+      .where(and(eq(ctMatchFilters.organizationId, t.organizationId), eq(ctMatchFilters.matchId, m.id)))
       .orderBy(asc(ctMatchFilters.filterId))
       .all(),
   ]);
@@ -345,27 +301,31 @@ export async function matchDetail(db: Db, organizationId: number, sha256: string
     certificate_domain: m.certificateDomain,
     matched_names: m.matchedNames,
     filters: filters.map((f) => ({ filter_id: f.filterId, pattern: f.pattern, match_type: f.matchType, matched_names: f.names })),
-    cert: chosen.cert as any,
-    caa: chosen.caa as any,
+    cert: chosen.cert,
+    caa: chosen.caa,
     log_count: Number(allLogs?.n ?? 0),
-    occurrences: occurrences.map((o) => ({ log_name: o.logName, log_id: o.logId, log_index: o.logIndex, sha256: o.sha256, is_precert: o.isPrecert, observed_at: o.observedAt })),
+    occurrences: occurrences.map(occurrenceView),
     matched_at: m.firstMatchedAt,
     last_seen_at: m.lastMatchedAt,
   };
 }
 
-export async function checkNewMatches(db: Db, organizationId: number, since: string, now: Date) {
+/**
+ * Matches that became visible after `since` (strictly). Visibility times increase
+ * with the order in which publications commit (store.ts), so passing the previous
+ * answer's `latest_timestamp` never misses a match published in between.
+ */
+export async function checkNewMatches(t: Tenant, since: string, now: Date) {
   const sinceIso = new Date(since).toISOString();
-  const inWindow = and(eq(ctMatches.organizationId, organizationId), gte(ctMatches.lastMatchedAt, windowStart(now)));
+  const inWindow = gte(ctMatches.lastMatchedAt, windowStart(now));
   const [fresh, latest] = await Promise.all([
-    db.select({ n: count() }).from(ctMatches).where(and(inWindow, gt(ctMatches.firstMatchedAt, sinceIso))).get(),
-    db.select({ at: max(ctMatches.firstMatchedAt) }).from(ctMatches).where(inWindow).get(),
+    t.count(ctMatches, inWindow, gt(ctMatches.firstMatchedAt, sinceIso)),
+    t.db.select({ at: max(ctMatches.firstMatchedAt) }).from(ctMatches).where(t.where(ctMatches, inWindow)).get(),
   ]);
-  const n = fresh?.n ?? 0;
-  return { has_new: n > 0, count: n, latest_timestamp: latest?.at ?? null };
+  return { has_new: fresh > 0, count: fresh, latest_timestamp: latest?.at ?? null };
 }
 
-/** Deletes matches and typosquatting matches not seen for 30 days (with their occurrences and filter links). */
+/** Deletes matches and typosquatting matches not seen for 30 days (with their occurrences and filter links); a system job over every organization. */
 export async function pruneMatches(db: Db, now: Date): Promise<number> {
   const old = sql`(SELECT id FROM ct_matches WHERE last_matched_at < ${windowStart(now)})`;
   const oldTyposquat = sql`(SELECT id FROM ct_typosquat_matches WHERE last_seen_at < ${windowStart(now)})`;
@@ -387,7 +347,6 @@ const typosquatLogCountOf = sql<number>`(SELECT count(DISTINCT o.log_id) FROM ct
 type TyposquatRecord = typeof ctTyposquatMatches.$inferSelect;
 
 function typosquatRow(m: TyposquatRecord, filterPattern: string, logCount: number) {
-  const cert = m.cert as Record<string, any>;
   return {
     id: m.id,
     sha256: m.sha256,
@@ -397,19 +356,15 @@ function typosquatRow(m: TyposquatRecord, filterPattern: string, logCount: numbe
     certificate_name: m.certificateName,
     evidence: m.evidence,
     edit_distance: m.editDistance,
-    subject: String(cert.subject ?? ""),
-    issuer: String(cert.issuer ?? ""),
-    not_before: String(cert.not_before ?? ""),
-    not_after: String(cert.not_after ?? ""),
     log_count: Number(logCount),
     detected_at: m.detectedAt,
     last_seen_at: m.lastSeenAt,
   };
 }
 
-export async function listTyposquatMatches(db: Db, organizationId: number, q: PageQuery<(typeof TYPOSQUAT_MATCH_SORTS)[number]>, now: Date) {
-  const dir = q.sort_order === "asc" ? asc : desc;
-  const where = and(eq(ctTyposquatMatches.organizationId, organizationId), gte(ctTyposquatMatches.lastSeenAt, windowStart(now)));
+export async function listTyposquatMatches(t: Tenant, q: PageQuery<(typeof TYPOSQUAT_MATCH_SORTS)[number]>, now: Date) {
+  const dir = direction(q.sort_order);
+  const where = t.where(ctTyposquatMatches, gte(ctTyposquatMatches.lastSeenAt, windowStart(now)));
   const sortColumn: Record<(typeof TYPOSQUAT_MATCH_SORTS)[number], SQL | AnySQLiteColumn> = {
     candidate_domain: ctTyposquatMatches.candidateDomain,
     filter_pattern: ctFilters.pattern,
@@ -417,25 +372,27 @@ export async function listTyposquatMatches(db: Db, organizationId: number, q: Pa
     log_count: typosquatLogCountOf,
     detected_at: ctTyposquatMatches.detectedAt,
   };
-  const [rows, total] = await Promise.all([
-    db
+  const { rows, total } = await readPage(
+    t.db
       .select({ m: ctTyposquatMatches, pattern: ctFilters.pattern, logCount: typosquatLogCountOf })
       .from(ctTyposquatMatches)
       .innerJoin(ctFilters, eq(ctFilters.id, ctTyposquatMatches.filterId))
       .where(where)
       .orderBy(dir(sortColumn[q.sort_by]), dir(ctTyposquatMatches.id))
       .limit(q.page_size)
-      .offset((q.page - 1) * q.page_size)
-      .all(),
-    db.select({ n: count() }).from(ctTyposquatMatches).where(where).get(),
-  ]);
+      .offset((q.page - 1) * q.page_size),
+    t.db.select({ n: count() }).from(ctTyposquatMatches).where(where),
+  );
   return {
-    matches: rows.map((r) => typosquatRow(r.m, r.pattern, r.logCount)),
-    total: total?.n ?? 0,
-    page: q.page,
-    page_size: q.page_size,
-    sort_by: q.sort_by,
-    sort_order: q.sort_order,
+    matches: rows.map((r) => ({
+      ...typosquatRow(r.m, r.pattern, r.logCount),
+      subject: r.m.cert.subject,
+      issuer: r.m.cert.issuer,
+      not_before: r.m.cert.not_before,
+      not_after: r.m.cert.not_after,
+    })),
+    total,
+    ...pageOf(q),
   };
 }
 
@@ -443,17 +400,17 @@ export async function listTyposquatMatches(db: Db, organizationId: number, q: Pa
  * One typosquatting match: the organization's row for (filter, candidate domain) whose certificate
  * has this fingerprint (its first entry's, or any occurrence's: precertificate or final certificate).
  */
-export async function typosquatMatchDetail(db: Db, organizationId: number, sha256: string, filterId: number, candidateDomain: string, now: Date) {
+export async function typosquatMatchDetail(t: Tenant, sha256: string, filterId: number, candidateDomain: string, now: Date) {
   const fp = sha256.toLowerCase();
   const domain = candidateDomain.trim().toLowerCase().replace(/\.$/, "");
-  const bySha = sql`(${ctTyposquatMatches.sha256} = ${fp} OR ${ctTyposquatMatches.id} IN (SELECT match_id FROM ct_typosquat_occurrences WHERE organization_id = ${organizationId} AND sha256 = ${fp}))`;
-  const found = await db
+  const bySha = sql`(${ctTyposquatMatches.sha256} = ${fp} OR ${ctTyposquatMatches.id} IN (SELECT match_id FROM ct_typosquat_occurrences WHERE organization_id = ${t.organizationId} AND sha256 = ${fp}))`;
+  const found = await t.db
     .select({ m: ctTyposquatMatches, pattern: ctFilters.pattern, logCount: typosquatLogCountOf })
     .from(ctTyposquatMatches)
     .innerJoin(ctFilters, eq(ctFilters.id, ctTyposquatMatches.filterId))
     .where(
-      and(
-        eq(ctTyposquatMatches.organizationId, organizationId),
+      t.where(
+        ctTyposquatMatches,
         eq(ctTyposquatMatches.filterId, filterId),
         eq(ctTyposquatMatches.candidateDomain, domain),
         gte(ctTyposquatMatches.lastSeenAt, windowStart(now)),
@@ -463,35 +420,25 @@ export async function typosquatMatchDetail(db: Db, organizationId: number, sha25
     .orderBy(asc(ctTyposquatMatches.id))
     .get();
   if (!found) throw notFound("Typosquatting match");
-  const occurrences = await db
-    .select()
-    .from(ctTyposquatOccurrences)
-    .where(eq(ctTyposquatOccurrences.matchId, found.m.id))
+  const occurrences = await t
+    .select(ctTyposquatOccurrences, eq(ctTyposquatOccurrences.matchId, found.m.id))
     .orderBy(asc(ctTyposquatOccurrences.observedAt), asc(ctTyposquatOccurrences.id))
     .all();
-  const { subject: _s, issuer: _i, not_before: _nb, not_after: _na, ...row } = typosquatRow(found.m, found.pattern, found.logCount);
-  return {
-    ...row,
-    cert: found.m.cert as any,
-    occurrences: occurrences.map((o) => ({ log_name: o.logName, log_id: o.logId, log_index: o.logIndex, sha256: o.sha256, is_precert: o.isPrecert, observed_at: o.observedAt })),
-  };
+  return { ...typosquatRow(found.m, found.pattern, found.logCount), cert: found.m.cert, occurrences: occurrences.map(occurrenceView) };
 }
 
 // ---- proposals ----------------------------------------------------------------------
 
-export async function listProposals(
-  db: Db,
-  organizationId: number,
-  q: { page: number; page_size: number; status?: "proposed" | "accepted" | "dismissed"; kind?: "dns" | "certs" },
-) {
-  const conds = [eq(ctProposals.organizationId, organizationId)];
-  if (q.status) conds.push(eq(ctProposals.status, q.status));
-  if (q.kind) conds.push(eq(ctProposals.kind, q.kind));
-  const where = and(...conds);
-  const [rows, total] = await Promise.all([
-    db.select().from(ctProposals).where(where).orderBy(desc(ctProposals.createdAt), desc(ctProposals.id)).limit(q.page_size).offset((q.page - 1) * q.page_size).all(),
-    db.select({ n: count() }).from(ctProposals).where(where).get(),
-  ]);
+export async function listProposals(t: Tenant, q: { page: number; page_size: number; status?: "proposed" | "accepted" | "dismissed"; kind?: "dns" | "certs" }) {
+  const conds = [q.status ? eq(ctProposals.status, q.status) : undefined, q.kind ? eq(ctProposals.kind, q.kind) : undefined];
+  const { rows, total } = await readPage(
+    t
+      .select(ctProposals, ...conds)
+      .orderBy(desc(ctProposals.createdAt), desc(ctProposals.id))
+      .limit(q.page_size)
+      .offset((q.page - 1) * q.page_size),
+    t.countQuery(ctProposals, ...conds),
+  );
   return {
     proposals: rows.map((p) => ({
       id: p.id,
@@ -500,18 +447,106 @@ export async function listProposals(
       filter_id: p.filterId,
       source_sha256: p.sourceSha256,
       status: p.status,
+      cert_monitor_id: p.certMonitorId,
       created_at: p.createdAt,
       decided_at: p.decidedAt,
     })),
-    total: total?.n ?? 0,
+    total,
     page: q.page,
     page_size: q.page_size,
   };
 }
 
-export async function decideProposal(db: Db, organizationId: number, proposalId: number, decision: "accepted" | "dismissed", now: Date) {
-  const p = await db.select().from(ctProposals).where(and(eq(ctProposals.id, proposalId), eq(ctProposals.organizationId, organizationId))).get();
-  if (!p) throw notFound("Proposal");
-  await db.update(ctProposals).set({ status: decision, decidedAt: now.toISOString() }).where(eq(ctProposals.id, p.id)).run();
-  return { message: decision === "accepted" ? "Proposal accepted" : "Proposal dismissed" };
+/**
+ * Accepting a `certs` proposal creates a certificate monitor for the hostname on port
+ * 443 (within the tier's cert_monitors quota: 403 otherwise, and the proposal stays
+ * proposed); a monitor that already exists for it is linked instead. A `dns` proposal
+ * becomes a watched record set (or domain) of the DNS watcher (quota `dns_domains`).
+ */
+export async function acceptProposal(t: Tenant, proposalId: number, now: Date) {
+  const p = await t.getOr404(ctProposals, proposalId, "Proposal");
+  let monitorId = p.certMonitorId;
+  // An accepted DNS proposal becomes a watched record set (or domain) of the DNS watcher first (it may be over quota: 403).
+  const handedOver = p.kind === "dns" ? await watchProposedName(t, p.hostname, now) : null;
+  if (p.kind === "certs" && monitorId === null) {
+    const existing = () => t.first(certMonitors, eq(certMonitors.cn, p.hostname), eq(certMonitors.port, 443), eq(certMonitors.targetDns, ""));
+    monitorId = (await existing())?.id ?? null;
+    if (monitorId === null) {
+      try {
+        const created = await createMonitor(
+          t,
+          {
+            cn: p.hostname,
+            port: 443,
+            enabled: true,
+            notes: `Proposed by CT filter ${p.filterId} (certificate ${p.sourceSha256})`,
+            starttls: "auto",
+            ip_addresses: [],
+          },
+          now,
+        );
+        monitorId = created.id;
+      } catch (err) {
+        // Created meanwhile by someone else: link that one.
+        if (!(err instanceof ApiError && err.code === "conflict")) throw err;
+        monitorId = (await existing())?.id ?? null;
+        if (monitorId === null) throw err;
+      }
+    }
+  }
+  await t.update(ctProposals, { status: "accepted", decidedAt: now.toISOString(), certMonitorId: monitorId }, eq(ctProposals.id, p.id)).run();
+  if (handedOver) return { message: `Proposal accepted: ${handedOver.message}` };
+  return monitorId === null ? { message: "Proposal accepted" } : { message: `Proposal accepted: certificate monitor ${monitorId} watches ${p.hostname}:443`, cert_monitor_id: monitorId };
+}
+
+export async function dismissProposal(t: Tenant, proposalId: number, now: Date) {
+  const p = await t.getOr404(ctProposals, proposalId, "Proposal");
+  await t.update(ctProposals, { status: "dismissed", decidedAt: now.toISOString() }, eq(ctProposals.id, p.id)).run();
+  return { message: "Proposal dismissed" };
+}
+
+// ---- the logs and their ingestion state -------------------------------------------------
+
+type IngestionState = "not_started" | "up_to_date" | "catching_up" | "backing_off";
+
+/**
+ * Every monitored log of the log list in use, with the state its cursor last recorded
+ * (ct_log_states, written at every verified batch). Lag in seconds: between the newest
+ * tree head and the last verified entry, as the log timestamped them (0 when caught up).
+ */
+export async function listLogs(db: Db, config: Pick<Config, "ctLogListUrl" | "ctLogListPublicKey">, now: Date) {
+  const { list } = await currentLogList(db, config, now);
+  const logs = monitoredLogs(list);
+  const states = new Map((await db.select().from(ctLogStates).all()).map((s) => [s.logId, s]));
+  return {
+    logs: logs.map((log) => {
+      const s = states.get(log.logId);
+      const lagEntries = s?.treeSize != null && s.verifiedPosition != null ? Math.max(0, s.treeSize - s.verifiedPosition) : null;
+      const lagSeconds =
+        lagEntries === null ? null : lagEntries === 0 || !s?.treeHeadAt || !s.lastEntryAt ? 0 : Math.max(0, Math.round((Date.parse(s.treeHeadAt) - Date.parse(s.lastEntryAt)) / 1000));
+      const backingOff = s?.backoffUntil != null && Date.parse(s.backoffUntil) > now.getTime();
+      return {
+        log_id: log.logId,
+        description: log.description,
+        operator: log.operator,
+        protocol: log.protocol,
+        url: log.readUrl,
+        state: log.state?.name ?? "unknown",
+        ingestion: (!s || s.verifiedPosition === null ? "not_started" : backingOff ? "backing_off" : lagEntries ? "catching_up" : "up_to_date") as IngestionState,
+        tree_size: s?.treeSize ?? null,
+        verified_position: s?.verifiedPosition ?? null,
+        lag_entries: lagEntries,
+        lag_seconds: lagSeconds,
+        tree_head_at: s?.treeHeadAt ?? null,
+        verified_tree_head_at: s?.verifiedTreeHeadAt ?? null,
+        last_entry_at: s?.lastEntryAt ?? null,
+        last_run_at: s?.lastRunAt ?? null,
+        last_error: s?.lastError ?? null,
+        consecutive_failures: s?.consecutiveFailures ?? 0,
+        next_retry_at: backingOff ? s!.backoffUntil : null,
+        entries_processed: s?.entriesProcessed ?? 0,
+        matches_found: s?.matchesFound ?? 0,
+      };
+    }),
+  };
 }

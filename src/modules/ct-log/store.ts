@@ -1,37 +1,42 @@
 /**
- * Writing what a CtLogCursor observed into D1, idempotently, and raising the
- * alert events of what is new.
+ * D1 side of CT ingestion: publishing what a cursor observed in verified entries,
+ * and reading back, for the event fan-out, what became visible.
  *
- * Idempotency: an occurrence is unique per (organization, log, index); a match
- * per (organization, dedup key); a (match, filter) pair once; a proposal per
- * (organization, kind, hostname). Every statement is an upsert or INSERT OR
- * IGNORE, so replaying a range after a crash (the cursor commits its position
- * only after this) inserts nothing new.
+ * Publication is ONE D1 batch (one transaction) per verified batch of a log, with a
+ * constant number of statements whatever the number of matches: the rows travel as
+ * one JSON parameter each and are inserted with `json_each` (D1 binds at most 100
+ * parameters per statement and counts every statement against the invocation's
+ * query limit). Idempotency: an occurrence is unique per (organization, log, index),
+ * a match per (organization, dedup key), a (match, filter) pair once, a proposal per
+ * (organization, kind, hostname), a typosquatting match per (organization, filter,
+ * candidate, dedup key); every statement is an upsert or INSERT OR IGNORE, so
+ * replaying a range after a crash inserts nothing new.
  *
- * Events are at-least-once: a (match, filter) row carries event_emitted_at, set
- * after emitEvent returned; the replay of a range emits the rows still unset.
- * One event per (certificate, filter): the precertificate and the final
- * certificate, and the same certificate in several logs, are one match and raise
- * one event (the later entries only add occurrences).
+ * Visibility time: the batch first advances `ct_publication_clock` (the database's
+ * clock, strictly increasing across publications) and every row it writes carries
+ * that time as its matched/observed/detected time. Rows of a later transaction are
+ * therefore always later: a client that polls check-new with the last answer's
+ * `latest_timestamp` (or the time of a poll that saw nothing) never misses a match.
+ *
+ * Events: at-least-once. `ct_match_filters.event_emitted_at` and
+ * `ct_typosquat_matches.event_emitted_at` are set after the organization's
+ * AlertState evaluated them (see fanout.ts); a replay emits only rows still unset,
+ * and AlertState drops an event id it has seen.
  */
-import { and, eq, gte, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, gte, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
-import { ctFilters, ctMatchFilters, ctMatchOccurrences, ctMatches, ctProposals, ctTyposquatMatches, ctTyposquatOccurrences } from "../../db/schema";
+import { inJsonArray } from "../../db/in-json";
+import { ctFilters, ctLogStates, ctMatchFilters, ctMatchOccurrences, ctTyposquatMatches, ctTyposquatOccurrences } from "../../db/schema";
+import type { CursorStatus } from "./cursor-contract";
 import { isWildcardName } from "./cert/names";
-import { buildCtLogEvent, type CtEventRate, type CtLogEvent, type LogRef, type ObservedEntry } from "./ingest";
-
-/** D1 accepts large batches, but we keep each under this many statements. */
-const STATEMENTS_PER_BATCH = 90;
+import type { CtEventRate } from "./events";
+import type { LogRef, ObservedEntry } from "./ingest";
 
 export const RATE_WINDOW = "1h";
 const RATE_WINDOW_MS = 3600_000;
-
-function matchIdOf(organizationId: number, dedupKey: string) {
-  return sql`(SELECT id FROM ct_matches WHERE organization_id = ${organizationId} AND dedup_key = ${dedupKey})`;
-}
-function occurrenceIdOf(organizationId: number, logId: string, logIndex: number) {
-  return sql`(SELECT id FROM ct_match_occurrences WHERE organization_id = ${organizationId} AND log_id = ${logId} AND log_index = ${logIndex})`;
-}
+/** Each JSON parameter stays well under D1's 2 MB value limit. */
+const MAX_JSON_CHARS = 900_000;
 
 /** Names a filter feed proposes: DNS gets the name (wildcards as their base), cert monitoring only literal hostnames. */
 export function feedNames(names: readonly string[], kind: "dns" | "certs"): string[] {
@@ -44,199 +49,302 @@ export function feedNames(names: readonly string[], kind: "dns" | "certs"): stri
   return [...out];
 }
 
-/** Writes observations (idempotently). Returns the number of statements executed. */
-export async function commitObservations(db: Db, log: LogRef, observed: readonly ObservedEntry[]): Promise<number> {
-  if (observed.length === 0) return 0;
-  const hitFilterIds = [...new Set(observed.flatMap((o) => o.hits.map((h) => h.filterId)))];
-  const feeds = new Map<number, { dns: boolean; certs: boolean }>();
-  for (let i = 0; i < hitFilterIds.length; i += 90) {
-    const rows = await db
-      .select({ id: ctFilters.id, dns: ctFilters.feedDnsEnabled, certs: ctFilters.feedCertsEnabled })
-      .from(ctFilters)
-      .where(inArray(ctFilters.id, hitFilterIds.slice(i, i + 90)))
-      .all();
-    for (const r of rows) feeds.set(r.id, { dns: r.dns, certs: r.certs });
-  }
+// ---- the publication clock ------------------------------------------------------------
 
-  const statements: any[] = [];
+const NOW_MS = sql`CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)`;
+const isoOf = (ms: SQL) => sql`strftime('%Y-%m-%dT%H:%M:%S', (${ms}) / 1000, 'unixepoch') || '.' || substr('00' || ((${ms}) % 1000), -3) || 'Z'`;
+const NEXT_MS = sql`max(excluded.at_ms, ct_publication_clock.at_ms + 1)`;
+
+/** Advances the publication clock (first statement of every publishing transaction). */
+const ADVANCE_CLOCK = sql`INSERT INTO ct_publication_clock (id, at_ms, at) VALUES (1, ${NOW_MS}, ${isoOf(NOW_MS)})
+    ON CONFLICT(id) DO UPDATE SET at_ms = ${NEXT_MS}, at = ${isoOf(NEXT_MS)}`;
+/** The visibility time of the transaction in progress. */
+const VISIBLE_AT = sql`(SELECT at FROM ct_publication_clock WHERE id = 1)`;
+
+// ---- publication ------------------------------------------------------------------------
+
+const dialect = new SQLiteAsyncDialect();
+/**
+ * Raw statements go to D1's own batch: drizzle's batch cannot bind the parameters of a
+ * raw `sql` statement (it looks for a prepared statement the raw query does not have).
+ */
+function statement(db: Db, query: SQL): D1PreparedStatement {
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  return db.$client.prepare(text).bind(...params);
+}
+
+/** Splits rows into JSON arrays of bounded size. */
+function jsonChunks(rows: unknown[]): string[] {
+  const out: string[] = [];
+  let chunk: string[] = [];
+  let size = 2;
+  for (const r of rows) {
+    const s = JSON.stringify(r);
+    if (chunk.length && size + s.length + 1 > MAX_JSON_CHARS) {
+      out.push(`[${chunk.join(",")}]`);
+      chunk = [];
+      size = 2;
+    }
+    chunk.push(s);
+    size += s.length + 1;
+  }
+  if (chunk.length) out.push(`[${chunk.join(",")}]`);
+  return out;
+}
+
+const v = (field: string) => sql.raw(`json_extract(j.value, '$.${field}')`);
+const matchIdOf = sql`(SELECT m.id FROM ct_matches m WHERE m.organization_id = ${v("o")} AND m.dedup_key = ${v("d")})`;
+
+/**
+ * Writes the observations of the verified entries of one log in one transaction.
+ * Returns the organizations that got something (their events are fanned out).
+ */
+export async function publishObservations(db: Db, log: LogRef, observed: readonly ObservedEntry[]): Promise<number[]> {
+  const matches: unknown[] = [];
+  const occurrences: unknown[] = [];
+  const links: unknown[] = [];
+  const proposals: unknown[] = [];
+  const lookalikes: unknown[] = [];
+  const lookalikeOccurrences: unknown[] = [];
+  const orgs = new Set<number>();
   for (const o of observed) {
     const byOrg = new Map<number, typeof o.hits>();
     for (const h of o.hits) byOrg.set(h.organizationId, [...(byOrg.get(h.organizationId) ?? []), h]);
-    for (const [organizationId, hits] of byOrg) {
+    for (const [org, hits] of byOrg) {
+      orgs.add(org);
       const names = [...new Set(hits.flatMap((h) => h.names))];
-      statements.push(
-        db
-          .insert(ctMatches)
-          .values({
-            organizationId,
-            dedupKey: o.dedupKey,
-            sha256: o.sha256,
-            certificateDomain: names[0] ?? o.cert.subject,
-            matchedNames: names,
-            firstMatchedAt: o.observedAt,
-            lastMatchedAt: o.observedAt,
-          })
-          .onConflictDoUpdate({
-            target: [ctMatches.organizationId, ctMatches.dedupKey],
-            set: { lastMatchedAt: sql`max(${ctMatches.lastMatchedAt}, excluded.last_matched_at)` },
-          }),
-        db
-          .insert(ctMatchOccurrences)
-          .values({
-            organizationId,
-            matchId: matchIdOf(organizationId, o.dedupKey),
-            logId: log.logId,
-            logName: log.logName,
-            logIndex: o.logIndex,
-            sha256: o.sha256,
-            isPrecert: o.isPrecert,
-            observedAt: o.observedAt,
-            cert: o.cert as unknown as Record<string, unknown>,
-            caa: o.caa as unknown as Record<string, unknown>,
-          })
-          .onConflictDoNothing(),
-      );
+      matches.push({ o: org, d: o.dedupKey, s: o.sha256, c: names[0] ?? o.cert.subject, n: names });
+      occurrences.push({ o: org, d: o.dedupKey, i: o.logIndex, s: o.sha256, p: o.isPrecert ? 1 : 0, c: o.cert, a: o.caa });
       for (const h of hits) {
-        statements.push(
-          db
-            .insert(ctMatchFilters)
-            .values({
-              matchId: matchIdOf(organizationId, o.dedupKey),
-              filterId: h.filterId,
-              organizationId,
-              matchedNames: h.names,
-              occurrenceId: occurrenceIdOf(organizationId, log.logId, o.logIndex),
-              createdAt: o.observedAt,
-            })
-            .onConflictDoNothing(),
-        );
-        const feed = feeds.get(h.filterId);
+        links.push({ o: org, d: o.dedupKey, f: h.filterId, n: h.names, i: o.logIndex });
         for (const kind of ["dns", "certs"] as const) {
-          if (!feed?.[kind]) continue;
-          for (const hostname of feedNames(h.names, kind)) {
-            statements.push(
-              db
-                .insert(ctProposals)
-                .values({ organizationId, kind, hostname, filterId: h.filterId, sourceSha256: o.sha256, createdAt: o.observedAt })
-                .onConflictDoNothing(),
-            );
-          }
+          for (const hostname of feedNames(h.names, kind)) proposals.push({ o: org, k: kind, h: hostname, f: h.filterId, s: o.sha256 });
         }
       }
     }
-  }
-  statements.push(...typosquatStatements(db, log, observed));
-  for (let i = 0; i < statements.length; i += STATEMENTS_PER_BATCH) {
-    await db.batch(statements.slice(i, i + STATEMENTS_PER_BATCH) as [any, ...any[]]);
-  }
-  return statements.length;
-}
-
-function typosquatMatchIdOf(organizationId: number, filterId: number, candidateDomain: string, dedupKey: string) {
-  return sql`(SELECT id FROM ct_typosquat_matches WHERE organization_id = ${organizationId} AND filter_id = ${filterId} AND candidate_domain = ${candidateDomain} AND dedup_key = ${dedupKey})`;
-}
-
-/**
- * Typosquatting matches: one row per (organization, filter, candidate domain, certificate dedup key),
- * one occurrence per log entry. Upserts only, like the filter matches: a replayed range adds nothing.
- */
-function typosquatStatements(db: Db, log: LogRef, observed: readonly ObservedEntry[]): any[] {
-  const statements: any[] = [];
-  for (const o of observed) {
-    for (const t of o.typosquats ?? []) {
-      statements.push(
-        db
-          .insert(ctTyposquatMatches)
-          .values({
-            organizationId: t.organizationId,
-            filterId: t.filterId,
-            candidateDomain: t.candidateDomain,
-            dedupKey: o.dedupKey,
-            sha256: o.sha256,
-            certificateName: t.name,
-            evidence: t.evidence,
-            evidenceKey: t.evidence.join(","),
-            editDistance: t.editDistance,
-            cert: o.cert as unknown as Record<string, unknown>,
-            detectedAt: o.observedAt,
-            lastSeenAt: o.observedAt,
-          })
-          .onConflictDoUpdate({
-            target: [ctTyposquatMatches.organizationId, ctTyposquatMatches.filterId, ctTyposquatMatches.candidateDomain, ctTyposquatMatches.dedupKey],
-            set: { lastSeenAt: sql`max(${ctTyposquatMatches.lastSeenAt}, excluded.last_seen_at)` },
-          }),
-        db
-          .insert(ctTyposquatOccurrences)
-          .values({
-            organizationId: t.organizationId,
-            matchId: typosquatMatchIdOf(t.organizationId, t.filterId, t.candidateDomain, o.dedupKey),
-            logId: log.logId,
-            logName: log.logName,
-            logIndex: o.logIndex,
-            sha256: o.sha256,
-            isPrecert: o.isPrecert,
-            observedAt: o.observedAt,
-          })
-          .onConflictDoNothing(),
-      );
+    for (const t of o.typosquats) {
+      orgs.add(t.organizationId);
+      const key = { o: t.organizationId, f: t.filterId, cd: t.candidateDomain, d: o.dedupKey };
+      lookalikes.push({ ...key, s: o.sha256, n: t.name, e: t.evidence, ek: t.evidence.join(","), ed: t.editDistance, c: o.cert });
+      lookalikeOccurrences.push({ ...key, i: o.logIndex, s: o.sha256, p: o.isPrecert ? 1 : 0 });
     }
   }
-  return statements;
+  if (orgs.size === 0) return [];
+
+  const statements = [statement(db, ADVANCE_CLOCK)];
+  for (const rows of jsonChunks(matches)) {
+    statements.push(
+      statement(db, sql`INSERT INTO ct_matches (organization_id, dedup_key, sha256, certificate_domain, matched_names, first_matched_at, last_matched_at)
+        SELECT ${v("o")}, ${v("d")}, ${v("s")}, ${v("c")}, ${v("n")}, ${VISIBLE_AT}, ${VISIBLE_AT} FROM json_each(${rows}) j WHERE true
+        ON CONFLICT (organization_id, dedup_key) DO UPDATE SET last_matched_at = max(last_matched_at, excluded.last_matched_at)`),
+    );
+  }
+  for (const rows of jsonChunks(occurrences)) {
+    statements.push(
+      statement(db, sql`INSERT OR IGNORE INTO ct_match_occurrences (organization_id, match_id, log_id, log_name, log_index, sha256, is_precert, observed_at, cert, caa)
+        SELECT ${v("o")}, ${matchIdOf}, ${log.logId}, ${log.logName}, ${v("i")}, ${v("s")}, ${v("p")}, ${VISIBLE_AT}, ${v("c")}, ${v("a")} FROM json_each(${rows}) j`),
+    );
+  }
+  for (const rows of jsonChunks(links)) {
+    statements.push(
+      statement(db, sql`INSERT OR IGNORE INTO ct_match_filters (match_id, filter_id, organization_id, matched_names, occurrence_id, created_at)
+        SELECT ${matchIdOf}, ${v("f")}, ${v("o")}, ${v("n")},
+          (SELECT oc.id FROM ct_match_occurrences oc WHERE oc.organization_id = ${v("o")} AND oc.log_id = ${log.logId} AND oc.log_index = ${v("i")}),
+          ${VISIBLE_AT}
+        FROM json_each(${rows}) j`),
+    );
+  }
+  // Proposed only by filters whose feed of that kind is on (read in the same transaction).
+  for (const rows of jsonChunks(proposals)) {
+    statements.push(
+      statement(db, sql`INSERT OR IGNORE INTO ct_proposals (organization_id, kind, hostname, filter_id, source_sha256, created_at)
+        SELECT ${v("o")}, ${v("k")}, ${v("h")}, ${v("f")}, ${v("s")}, ${VISIBLE_AT}
+        FROM json_each(${rows}) j JOIN ct_filters f ON f.id = ${v("f")} AND f.organization_id = ${v("o")}
+        WHERE (${v("k")} = 'dns' AND f.feed_dns_enabled) OR (${v("k")} = 'certs' AND f.feed_certs_enabled)`),
+    );
+  }
+  for (const rows of jsonChunks(lookalikes)) {
+    statements.push(
+      statement(db, sql`INSERT INTO ct_typosquat_matches (organization_id, filter_id, candidate_domain, dedup_key, sha256, certificate_name, evidence, evidence_key, edit_distance, cert, detected_at, last_seen_at)
+        SELECT ${v("o")}, ${v("f")}, ${v("cd")}, ${v("d")}, ${v("s")}, ${v("n")}, ${v("e")}, ${v("ek")}, ${v("ed")}, ${v("c")}, ${VISIBLE_AT}, ${VISIBLE_AT}
+        FROM json_each(${rows}) j WHERE true
+        ON CONFLICT (organization_id, filter_id, candidate_domain, dedup_key) DO UPDATE SET last_seen_at = max(last_seen_at, excluded.last_seen_at)`),
+    );
+  }
+  for (const rows of jsonChunks(lookalikeOccurrences)) {
+    statements.push(
+      statement(db, sql`INSERT OR IGNORE INTO ct_typosquat_occurrences (organization_id, match_id, log_id, log_name, log_index, sha256, is_precert, observed_at)
+        SELECT ${v("o")},
+          (SELECT t.id FROM ct_typosquat_matches t WHERE t.organization_id = ${v("o")} AND t.filter_id = ${v("f")} AND t.candidate_domain = ${v("cd")} AND t.dedup_key = ${v("d")}),
+          ${log.logId}, ${log.logName}, ${v("i")}, ${v("s")}, ${v("p")}, ${VISIBLE_AT}
+        FROM json_each(${rows}) j`),
+    );
+  }
+  await db.$client.batch(statements);
+  return [...orgs].sort((a, b) => a - b);
 }
 
-/** rate.* for a filter at `at`: certificates and entries matched in the hour up to `at` (all logs). */
-export async function filterRate(db: Db, filterId: number, at: string): Promise<CtEventRate> {
-  const from = new Date(Date.parse(at) - RATE_WINDOW_MS).toISOString();
-  const row = await db
-    .select({
-      count: sql<number>`count(DISTINCT ${ctMatchOccurrences.matchId})`,
-      precert: sql<number>`coalesce(sum(${ctMatchOccurrences.isPrecert}), 0)`,
-      total: sql<number>`count(*)`,
-    })
-    .from(ctMatchOccurrences)
-    .innerJoin(ctMatchFilters, eq(ctMatchFilters.matchId, ctMatchOccurrences.matchId))
-    .where(and(eq(ctMatchFilters.filterId, filterId), gte(ctMatchOccurrences.observedAt, from), sql`${ctMatchOccurrences.observedAt} <= ${at}`))
-    .get();
-  const total = Number(row?.total ?? 0);
-  const precert = Number(row?.precert ?? 0);
-  return { count: Number(row?.count ?? 0), window: RATE_WINDOW, precert_count: precert, final_count: total - precert, total_count: total };
-}
+// ---- reading back for the event fan-out ------------------------------------------------
+// System reads across organizations (the fan-out of one log range serves every organization
+// that got something in it): one query per range, not per organization.
 
-export type EmitFn = (organizationId: number, event: CtLogEvent) => Promise<unknown>;
-
-/**
- * Emits the events of (match, filter) rows first observed in this log's range
- * [fromIndex, toIndex) that have not been emitted yet, then marks them.
- */
-export async function emitPendingEvents(db: Db, log: LogRef, fromIndex: number, toIndex: number, emit: EmitFn): Promise<number> {
-  const rows = await db
+/** (match, filter) pairs first observed in the log range, of these organizations, whose event is not yet emitted. */
+export async function unemittedMatches(db: Db, logId: string, from: number, to: number, organizationIds: readonly number[]) {
+  return db
     .select({
+      organizationId: ctMatchFilters.organizationId,
       matchId: ctMatchFilters.matchId,
       filterId: ctMatchFilters.filterId,
-      organizationId: ctMatchFilters.organizationId,
       createdAt: ctMatchFilters.createdAt,
       cert: ctMatchOccurrences.cert,
       caa: ctMatchOccurrences.caa,
     })
-    .from(ctMatchFilters)
-    .innerJoin(ctMatchOccurrences, eq(ctMatchOccurrences.id, ctMatchFilters.occurrenceId))
+    .from(ctMatchOccurrences)
+    .innerJoin(ctMatchFilters, eq(ctMatchFilters.occurrenceId, ctMatchOccurrences.id))
     .where(
       and(
+        eq(ctMatchOccurrences.logId, logId),
+        gte(ctMatchOccurrences.logIndex, from),
+        lt(ctMatchOccurrences.logIndex, to),
+        inJsonArray(ctMatchOccurrences.organizationId, organizationIds),
         isNull(ctMatchFilters.eventEmittedAt),
-        eq(ctMatchOccurrences.logId, log.logId),
-        gte(ctMatchOccurrences.logIndex, fromIndex),
-        lt(ctMatchOccurrences.logIndex, toIndex),
       ),
     )
     .all();
-  for (const r of rows) {
-    const rate = await filterRate(db, r.filterId, r.createdAt);
-    await emit(r.organizationId, buildCtLogEvent({ cert: r.cert as any, caa: r.caa as any }, r.filterId, r.createdAt, rate));
-    await db
-      .update(ctMatchFilters)
-      .set({ eventEmittedAt: new Date().toISOString() })
-      .where(and(eq(ctMatchFilters.matchId, r.matchId), eq(ctMatchFilters.filterId, r.filterId)))
-      .run();
-  }
-  return rows.length;
+}
+
+/** Typosquatting matches of these organizations seen in the log range whose event is not yet emitted. */
+export async function unemittedTyposquats(db: Db, logId: string, from: number, to: number, organizationIds: readonly number[]) {
+  return db
+    .selectDistinct({
+      organizationId: ctTyposquatMatches.organizationId,
+      id: ctTyposquatMatches.id,
+      filterId: ctTyposquatMatches.filterId,
+      candidateDomain: ctTyposquatMatches.candidateDomain,
+      certificateName: ctTyposquatMatches.certificateName,
+      evidence: ctTyposquatMatches.evidence,
+      editDistance: ctTyposquatMatches.editDistance,
+      cert: ctTyposquatMatches.cert,
+      detectedAt: ctTyposquatMatches.detectedAt,
+      /** Eligible patterns are exactly the protected registrable domain. */
+      protectedDomain: ctFilters.pattern,
+    })
+    .from(ctTyposquatOccurrences)
+    .innerJoin(ctTyposquatMatches, eq(ctTyposquatMatches.id, ctTyposquatOccurrences.matchId))
+    .innerJoin(ctFilters, eq(ctFilters.id, ctTyposquatMatches.filterId))
+    .where(
+      and(
+        eq(ctTyposquatOccurrences.logId, logId),
+        gte(ctTyposquatOccurrences.logIndex, from),
+        lt(ctTyposquatOccurrences.logIndex, to),
+        inJsonArray(ctTyposquatOccurrences.organizationId, organizationIds),
+        isNull(ctTyposquatMatches.eventEmittedAt),
+      ),
+    )
+    .all();
+}
+
+export async function markMatchesEmitted(db: Db, pairs: readonly { matchId: number; filterId: number }[], at: string) {
+  if (!pairs.length) return;
+  const rows = JSON.stringify(pairs.map((p) => [p.matchId, p.filterId]));
+  await db
+    .update(ctMatchFilters)
+    .set({ eventEmittedAt: at })
+    .where(sql`(${ctMatchFilters.matchId}, ${ctMatchFilters.filterId}) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${rows}))`)
+    .run();
+}
+
+export async function markTyposquatsEmitted(db: Db, ids: readonly number[], at: string) {
+  if (!ids.length) return;
+  await db.update(ctTyposquatMatches).set({ eventEmittedAt: at }).where(inJsonArray(ctTyposquatMatches.id, ids)).run();
+}
+
+const rateOf = (row: { certs: number; precerts: number; total: number } | undefined): CtEventRate => {
+  const total = Number(row?.total ?? 0);
+  const precert = Number(row?.precerts ?? 0);
+  return { count: Number(row?.certs ?? 0), window: RATE_WINDOW, precert_count: precert, final_count: total - precert, total_count: total };
+};
+
+/**
+ * rate.* per filter at `at`: distinct certificates and entries matched by the filter in
+ * the hour up to `at` (all logs). One query for every filter of a batch (filter ids are
+ * unique across organizations).
+ */
+export function filterRates(db: Db, filterIds: readonly number[], at: string): Promise<Map<number, CtEventRate>> {
+  return ratesPerFilter(filterIds, at, (ids, from) =>
+    db
+      .select({
+        filterId: ctMatchFilters.filterId,
+        certs: sql<number>`count(DISTINCT ${ctMatchOccurrences.matchId})`,
+        precerts: sql<number>`coalesce(sum(${ctMatchOccurrences.isPrecert}), 0)`,
+        total: sql<number>`count(*)`,
+      })
+      .from(ctMatchOccurrences)
+      .innerJoin(ctMatchFilters, eq(ctMatchFilters.matchId, ctMatchOccurrences.matchId))
+      .where(and(inJsonArray(ctMatchFilters.filterId, ids), gte(ctMatchOccurrences.observedAt, from), sql`${ctMatchOccurrences.observedAt} <= ${at}`))
+      .groupBy(ctMatchFilters.filterId)
+      .all(),
+  );
+}
+
+/** rate.* of typosquat events: lookalike certificates and entries of the protected filter in the hour up to `at`. */
+export function typosquatRates(db: Db, filterIds: readonly number[], at: string): Promise<Map<number, CtEventRate>> {
+  return ratesPerFilter(filterIds, at, (ids, from) =>
+    db
+      .select({
+        filterId: ctTyposquatMatches.filterId,
+        certs: sql<number>`count(DISTINCT ${ctTyposquatOccurrences.matchId})`,
+        precerts: sql<number>`coalesce(sum(${ctTyposquatOccurrences.isPrecert}), 0)`,
+        total: sql<number>`count(*)`,
+      })
+      .from(ctTyposquatOccurrences)
+      .innerJoin(ctTyposquatMatches, eq(ctTyposquatMatches.id, ctTyposquatOccurrences.matchId))
+      .where(and(inJsonArray(ctTyposquatMatches.filterId, ids), gte(ctTyposquatOccurrences.observedAt, from), sql`${ctTyposquatOccurrences.observedAt} <= ${at}`))
+      .groupBy(ctTyposquatMatches.filterId)
+      .all(),
+  );
+}
+
+type RateRow = { filterId: number; certs: number; precerts: number; total: number };
+
+/**
+ * The part both rate readers share: the hour up to `at`, each filter id once, no query
+ * for no filters, and a rate (zero when nothing matched) for every id asked about.
+ */
+async function ratesPerFilter(
+  filterIds: readonly number[],
+  at: string,
+  count: (ids: number[], from: string) => Promise<RateRow[]>,
+): Promise<Map<number, CtEventRate>> {
+  const from = new Date(Date.parse(at) - RATE_WINDOW_MS).toISOString();
+  const ids = [...new Set(filterIds)];
+  const rows = ids.length ? await count(ids, from) : [];
+  const byFilter = new Map(rows.map((r) => [r.filterId, r]));
+  return new Map(ids.map((id) => [id, rateOf(byFilter.get(id))]));
+}
+
+// ---- each log's ingestion state, as its cursor last recorded it ------------------------
+
+/** Upserts the published view of a cursor's state (GET /api/ct-log/logs reads it). */
+export async function saveLogState(db: Db, s: Omit<CursorStatus, "inProgress">, updatedAt: string): Promise<void> {
+  const values = {
+    logName: s.logName,
+    verifiedPosition: s.verifiedPosition,
+    treeSize: s.treeSize,
+    treeHeadAt: s.treeHeadAt,
+    verifiedTreeHeadAt: s.verifiedTreeHeadAt,
+    lastEntryAt: s.lastEntryAt,
+    lastRunAt: s.lastRunAt,
+    lastError: s.lastError,
+    consecutiveFailures: s.consecutiveFailures,
+    backoffUntil: s.backoffUntil,
+    entriesProcessed: s.entriesProcessed,
+    matchesFound: s.matchesFound,
+    updatedAt,
+  };
+  await db
+    .insert(ctLogStates)
+    .values({ logId: s.logId, ...values })
+    .onConflictDoUpdate({ target: ctLogStates.logId, set: values })
+    .run();
 }

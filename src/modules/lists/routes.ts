@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { principalOf, type AppContext, type AppEnv } from "../../platform/context";
+import { tenantOf, type AppContext, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import { notifyAlertState } from "../alerting/emit";
 import * as s from "./schema";
@@ -47,39 +47,36 @@ export const deleteList = defineRoute({
 });
 
 export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
-  const org = (c: AppContext) => principalOf(c).organizationId;
   /** Every change reaches the alert state at once (and within 60 s regardless). */
-  const changed = async (c: AppContext) => notifyAlertState(c.env, org(c), "lists");
+  const changed = async (c: AppContext) => notifyAlertState(c.env, tenantOf(c).organizationId, "lists");
   const ok = <T extends object>(x: T) => ({ success: true as const, ...x });
 
-  app.openapi(listLists, async (c) => c.json(ok({ lists: await lists.listLists(c.get("db"), org(c)) }), 200));
-  app.openapi(getList, async (c) => c.json(ok(await lists.getList(c.get("db"), org(c), c.req.valid("param").list_id)), 200));
+  app.openapi(listLists, async (c) => c.json(ok({ lists: await lists.listLists(tenantOf(c)) }), 200));
+  app.openapi(getList, async (c) => c.json(ok(await lists.getList(tenantOf(c), c.req.valid("param").list_id)), 200));
   app.openapi(createList, async (c) => {
-    const r = await lists.createList(c.get("db"), org(c), c.req.valid("json"), new Date());
+    const r = await lists.createList(tenantOf(c), c.req.valid("json"), c.get("now"));
     await changed(c);
     return c.json(ok(r), 201);
   });
-  app.openapi(updateList, async (c) =>
-    c.json(ok(await lists.updateList(c.get("db"), org(c), c.req.valid("param").list_id, c.req.valid("json"), new Date())), 200),
-  );
+  app.openapi(updateList, async (c) => c.json(ok(await lists.updateList(tenantOf(c), c.req.valid("param").list_id, c.req.valid("json"), c.get("now"))), 200));
   app.openapi(addEntries, async (c) => {
-    const r = await lists.addEntries(c.get("db"), org(c), c.req.valid("param").list_id, c.req.valid("json").entries, new Date());
+    const r = await lists.addEntries(tenantOf(c), c.req.valid("param").list_id, c.req.valid("json").entries, c.get("now"));
     await changed(c);
     return c.json(ok(r), 201);
   });
   app.openapi(replaceEntries, async (c) => {
-    const r = await lists.replaceEntries(c.get("db"), org(c), c.req.valid("param").list_id, c.req.valid("json").entries, new Date());
+    const r = await lists.replaceEntries(tenantOf(c), c.req.valid("param").list_id, c.req.valid("json").entries, c.get("now"));
     await changed(c);
     return c.json(ok(r), 200);
   });
   app.openapi(deleteEntry, async (c) => {
     const p = c.req.valid("param");
-    const r = await lists.deleteEntry(c.get("db"), org(c), p.list_id, p.entry_id, new Date());
+    const r = await lists.deleteEntry(tenantOf(c), p.list_id, p.entry_id, c.get("now"));
     await changed(c);
     return c.json(ok(r), 200);
   });
   app.openapi(deleteList, async (c) => {
-    const r = await lists.deleteList(c.get("db"), org(c), c.req.valid("param").list_id);
+    const r = await lists.deleteList(tenantOf(c), c.req.valid("param").list_id);
     await changed(c);
     return c.json(ok(r), 200);
   });

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { pathId } from "../../platform/paging";
+import { safeMultilineText } from "../../platform/text";
 
 const entries = z.array(z.string().max(300)).max(1000);
 
@@ -23,14 +24,14 @@ export const CreateListRequest = z
   .object({
     name: z.string().openapi({ example: "vip_domains", description: "lowercase letters, digits, _ and -; unique; immutable" }),
     list_type: z.enum(["ip", "domain"]),
-    description: z.string().max(1000).optional(),
+    description: safeMultilineText(1000).optional(),
     entries: entries.optional(),
   })
   .openapi("CreateRuleList");
 export const CreateListResponse = ListSummary.extend({ success: z.literal(true), message: z.string() });
 export const UpdateListRequest = z
   .object({
-    description: z.string().max(1000),
+    description: safeMultilineText(1000),
     name: z.string().optional().openapi({ description: "Must equal the current name if given (immutable)" }),
     list_type: z.string().optional().openapi({ description: "Must equal the current type if given (immutable)" }),
   })

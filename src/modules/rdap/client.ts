@@ -10,6 +10,7 @@
  */
 import { isRdapDomain, type RdapDomain } from "./rdap-json";
 import { rdapDomainUrl } from "./bootstrap";
+import { readBodyUpTo } from "../../platform/http-body";
 
 export type RdapFetchOutcome =
   | "success"
@@ -33,6 +34,8 @@ export type InvalidResponseReason =
   | "too_many_redirects"
   /** A 3xx without a usable Location. */
   | "bad_redirect"
+  /** A redirect to a destination the egress policy refuses (an internal address...). */
+  | "redirect_refused"
   /** The body exceeded maxBodyBytes. */
   | "too_large"
   /** A status the protocol does not give meaning to here (400, 401, 403, 410, 1xx...). */
@@ -74,6 +77,11 @@ export interface FetchDomainOptions {
   /** Injected clock (epoch ms): fetchedAt and HTTP-date Retry-After. */
   now?: () => number;
   maxBodyBytes?: number;
+  /**
+   * Vets a redirect target before it is followed: the refusal reason, or null to follow.
+   * (The service passes its egress policy: a registry must not point it inward.)
+   */
+  checkRedirect?: (url: string) => Promise<string | null>;
 }
 
 /**
@@ -94,27 +102,9 @@ export function parseRetryAfter(value: string | null, now: number): number | nul
 class BodyTooLarge extends Error {}
 
 async function readLimited(res: Response, limit: number): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw new BodyTooLarge();
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let off = 0;
-  for (const c of chunks) {
-    all.set(c, off);
-    off += c.byteLength;
-  }
-  return new TextDecoder().decode(all);
+  const body = await readBodyUpTo(res, limit);
+  if (body === null) throw new BodyTooLarge();
+  return new TextDecoder().decode(body);
 }
 
 /**
@@ -183,6 +173,10 @@ export async function fetchDomain(
         }
         if (redirects >= MAX_REDIRECTS) {
           return done({ ...at, outcome: "invalid_response", reason: "too_many_redirects", message: `more than ${MAX_REDIRECTS} redirects` });
+        }
+        const refused = options.checkRedirect ? await options.checkRedirect(next) : null;
+        if (refused !== null) {
+          return done({ ...at, outcome: "invalid_response", reason: "redirect_refused", message: `redirect to ${next} refused: ${refused}` });
         }
         visited.add(next);
         url = next;

@@ -22,18 +22,26 @@
  *    the comparison base.
  *  - Events: after the write commits, one `rdap` event per changed enabled monitor
  *    (not for a monitor's first snapshot: nothing to differ from).
+ *
+ * The steps live beside this file: due.ts (which monitors), server-book.ts (server
+ * politeness), client.ts (the lookup), record.ts (what is written), facts.ts and
+ * events.ts (what the report and the alert rules see).
  */
-import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import type { Bindings } from "../../env";
-import { rdapMonitors, rdapServerBackoff, rdapSnapshots, type RdapCheckStatus } from "../../db/schema/rdap";
+import { eq } from "drizzle-orm";
+import { rdapSnapshots, type RdapCheckStatus } from "../../db/schema/rdap";
 import { emitEvent } from "../alerting/emit";
 import { findRdapServers, type BootstrapSource } from "./bootstrap";
 import { loadBootstrap } from "./bootstrap-store";
 import { fetchDomain, type RdapFetchResult } from "./client";
+import { checkUrl } from "../../platform/egress";
+import { selectDue, type DueMonitor } from "./due";
 import { buildRdapEvent, type RdapChangeEvent } from "./events";
 import { deriveFacts } from "./facts";
-import { FRESH_SERVER, monitorRetryAt, nextServerState, serverBlocked, serverKey, TRANSIENT_STATUSES, type ServerState } from "./politeness";
+import { answerWrites, checkWithoutSnapshotWrites, type Observation } from "./record";
+import { serverKey } from "./politeness";
+import { ServerBook } from "./server-book";
 import type { RdapSettings } from "./settings";
 import { snapshotHash } from "./snapshot";
 
@@ -72,71 +80,172 @@ export interface PollSummary {
   bootstrap_source: BootstrapSource | "override";
 }
 
-interface DueMonitor {
-  id: number;
-  organizationId: number;
-  domainName: string;
-  tld: string;
-  lastSnapshotId: number | null;
-  failureCount: number;
-  lastHash: string | null;
+export async function pollRdap(ctx: PollContext): Promise<PollSummary> {
+  const run = new PollRun(ctx);
+  const due = await selectDue(ctx.db, ctx.now, ctx.settings.checkIntervalSeconds, ctx.settings.maxDomainsPerRun);
+  run.summary.due_domains = due.size;
+  if (due.size === 0) return run.summary;
+
+  const serversOf = await rdapServers(ctx, run);
+  const book = await ServerBook.load(ctx.db);
+  await pool([...due.entries()], ctx.settings.concurrency, async ([domain, monitors]) => {
+    try {
+      await checkDomain(run, book, domain, monitors, serversOf(domain)[0] ?? null);
+    } catch (err) {
+      run.summary.errors++;
+      console.error(`rdap: checking ${domain} failed: ${err instanceof Error ? err.stack : String(err)}`);
+    }
+  });
+  await book.save(ctx.db, run.clock());
+  return run.summary;
 }
 
-/** D1 binds at most 100 parameters per statement. */
-const IN_CHUNK = 90;
-
-function chunks<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
-async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]);
+/** One poll's shared state: its clock, its summary, its cache of previous snapshot bodies. */
+class PollRun {
+  readonly summary: PollSummary = {
+    due_domains: 0,
+    looked_up: 0,
+    skipped_backoff: 0,
+    deferred: 0,
+    statuses: {},
+    changes: 0,
+    baselines: 0,
+    new_snapshots: 0,
+    events_emitted: 0,
+    event_errors: 0,
+    errors: 0,
+    bootstrap_source: "override",
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  readonly emit: (organizationId: number, event: RdapChangeEvent) => Promise<unknown>;
+  private readonly wallStart = Date.now();
+  private readonly bodies = new Map<number, Promise<unknown>>();
+
+  constructor(readonly ctx: PollContext) {
+    this.emit = ctx.emit ?? ((orgId, event) => emitEvent(ctx.env, "rdap", orgId, event));
+  }
+
+  /** The scheduled time, advancing with the wall clock during the run. */
+  clock(): number {
+    return this.ctx.now.getTime() + (Date.now() - this.wallStart);
+  }
+
+  clockIso(): string {
+    return new Date(this.clock()).toISOString();
+  }
+
+  budgetSpent(): boolean {
+    return Date.now() - this.wallStart > this.ctx.settings.runBudgetMs;
+  }
+
+  count(status: RdapCheckStatus, n: number): void {
+    this.summary.statuses[status] = (this.summary.statuses[status] ?? 0) + n;
+  }
+
+  /** A previous snapshot's parsed body; read once per run however many monitors share it. */
+  previousBody(id: number): Promise<unknown> {
+    let p = this.bodies.get(id);
+    if (!p) {
+      p = this.ctx.db
+        .select({ body: rdapSnapshots.body })
+        .from(rdapSnapshots)
+        .where(eq(rdapSnapshots.id, id))
+        .get()
+        .then((row) => (row ? (JSON.parse(row.body) as unknown) : null));
+      this.bodies.set(id, p);
+    }
+    return p;
+  }
 }
 
-/** Enabled monitors of the due domains (all of a due domain's monitors share the lookup). */
-export async function selectDue(db: Db, now: Date, intervalSeconds: number, maxDomains: number): Promise<Map<string, DueMonitor[]>> {
-  const nowIso = now.toISOString();
-  const cutoff = new Date(now.getTime() - intervalSeconds * 1000).toISOString();
-  const rows = await db.all<{
-    id: number;
-    organization_id: number;
-    domain_name: string;
-    tld: string;
-    last_snapshot_id: number | null;
-    failure_count: number;
-    hash: string | null;
-  }>(sql`
-    SELECT m.id, m.organization_id, m.domain_name, m.tld, m.last_snapshot_id, m.failure_count, s.hash
-    FROM rdap_monitors m LEFT JOIN rdap_snapshots s ON s.id = m.last_snapshot_id
-    WHERE m.enabled = 1 AND m.domain_name IN (
-      SELECT domain_name FROM rdap_monitors
-      WHERE enabled = 1
-        AND (last_checked_at IS NULL OR last_checked_at <= ${cutoff} OR (retry_at IS NOT NULL AND retry_at <= ${nowIso}))
-      GROUP BY domain_name
-      ORDER BY MIN(COALESCE(last_checked_at, '')), domain_name
-      LIMIT ${maxDomains})
-    ORDER BY COALESCE(m.last_checked_at, ''), m.domain_name, m.id`);
-  const byDomain = new Map<string, DueMonitor[]>();
-  for (const r of rows) {
-    const list = byDomain.get(r.domain_name) ?? [];
-    list.push({
-      id: r.id,
-      organizationId: r.organization_id,
-      domainName: r.domain_name,
-      tld: r.tld,
-      lastSnapshotId: r.last_snapshot_id,
-      failureCount: r.failure_count,
-      lastHash: r.hash,
-    });
-    byDomain.set(r.domain_name, list);
+/** Where each domain's RDAP server is: the configured override, or the IANA bootstrap. */
+async function rdapServers(ctx: PollContext, run: PollRun): Promise<(domain: string) => string[]> {
+  if (ctx.settings.baseUrlOverride) return () => [ctx.settings.baseUrlOverride];
+  const lookup = await loadBootstrap(ctx.db, ctx.settings.bootstrapUrl, { fetch: ctx.fetch, now: () => run.clock() });
+  run.summary.bootstrap_source = lookup.source;
+  if (lookup.error) console.warn(`rdap: ${lookup.error} (using the ${lookup.source} bootstrap)`);
+  return (domain) => findRdapServers(lookup.bootstrap, domain);
+}
+
+/** Looks one due domain up (unless its server is backing off) and records the outcome for its monitors. */
+async function checkDomain(run: PollRun, book: ServerBook, domain: string, monitors: DueMonitor[], baseUrl: string | null) {
+  const { settings } = run.ctx;
+  if (run.budgetSpent()) {
+    run.summary.deferred++;
+    return;
   }
-  return byDomain;
+  if (baseUrl === null) {
+    const detail = `no RDAP server for .${monitors[0].tld} in the bootstrap registry`;
+    return recordCheck(run, monitors, { status: "no_rdap_server", checkedAt: run.clockIso(), detail, serverNotBefore: 0, countsAsFailure: false });
+  }
+  if (book.blocked(baseUrl, run.clock())) {
+    run.summary.skipped_backoff++;
+    const state = book.stateOf(baseUrl);
+    const detail = `not asked: ${serverKey(baseUrl)} is backing off until ${new Date(state.notBefore).toISOString()}`;
+    return recordCheck(run, monitors, { status: state.reason ?? "rate_limited", checkedAt: run.clockIso(), detail, serverNotBefore: state.notBefore, countsAsFailure: false });
+  }
+  run.summary.looked_up++;
+  const r = await fetchDomain(baseUrl, domain, {
+    timeoutMs: settings.timeoutMs,
+    fetch: run.ctx.fetch,
+    now: () => run.clock(),
+    // A registry's redirect is a destination chosen by someone else: the egress policy decides.
+    checkRedirect: async (url) => {
+      const v = await checkUrl(settings.egress, url, ["http:", "https:"]);
+      return v.allowed ? null : v.reason;
+    },
+  });
+  const server = book.observe(baseUrl, r.outcome, run.clock(), r.outcome === "rate_limited" ? r.retryAfterSeconds : null);
+  if (r.outcome === "success") return recordAnswer(run, domain, monitors, r);
+  return recordCheck(run, monitors, { status: r.outcome, checkedAt: r.fetchedAt, detail: detailOf(r), serverNotBefore: server.notBefore, countsAsFailure: true });
+}
+
+type CheckOutcome = { status: RdapCheckStatus; checkedAt: string; detail: string | null; serverNotBefore: number; countsAsFailure: boolean };
+
+/** A check that produced no snapshot: status and retry time, the last snapshot stays the base. */
+async function recordCheck(run: PollRun, monitors: DueMonitor[], check: CheckOutcome) {
+  const stmts = checkWithoutSnapshotWrites(run.ctx.db, monitors, { ...check, intervalSeconds: run.ctx.settings.checkIntervalSeconds });
+  if (stmts.length) await run.ctx.db.batch(stmts as [(typeof stmts)[number], ...(typeof stmts)[number][]]);
+  run.count(check.status, monitors.length);
+}
+
+/** A successful answer: compare with each monitor's base, record in one batch, then raise the change events. */
+async function recordAnswer(run: PollRun, domain: string, monitors: DueMonitor[], r: Extract<RdapFetchResult, { outcome: "success" }>) {
+  const hash = await snapshotHash(r.domain);
+  const rdapServer = r.requestUrl ?? "";
+  const differing = monitors.filter((m) => m.lastHash !== hash);
+  const observations: (Observation & { event: RdapChangeEvent | null })[] = [];
+  for (const m of differing) {
+    const previous = m.lastSnapshotId === null ? null : await run.previousBody(m.lastSnapshotId);
+    const isChange = m.lastSnapshotId !== null;
+    observations.push({
+      monitor: m,
+      facts: deriveFacts(previous, r.domain),
+      isChange,
+      event: isChange ? buildRdapEvent({ domain, tld: m.tld, current: r.domain, previous, fetchedAt: r.fetchedAt, rdapServer, httpStatus: r.httpStatus }) : null,
+    });
+  }
+  const answer = { domain, hash, bodyText: r.bodyText, fetchedAt: r.fetchedAt, rdapServer, httpStatus: r.httpStatus };
+  const writes = answerWrites(run.ctx.db, answer, observations, monitors.filter((m) => m.lastHash === hash));
+  const results = (await run.ctx.db.batch(writes.statements as [never, ...never[]])) as unknown[];
+  if (writes.snapshotAt !== null) run.summary.new_snapshots += (results[writes.snapshotAt] as unknown[]).length;
+  run.count("success", monitors.length);
+
+  for (const [i, o] of observations.entries()) {
+    const recorded = (results[writes.recordedAt[i]] as unknown[]).length > 0;
+    if (!recorded) continue; // another run recorded it first
+    if (o.event === null) {
+      run.summary.baselines++;
+      continue;
+    }
+    run.summary.changes++;
+    try {
+      await run.emit(o.monitor.organizationId, o.event);
+      run.summary.events_emitted++;
+    } catch (err) {
+      run.summary.event_errors++;
+      console.error(`rdap: change event for ${domain} (organization ${o.monitor.organizationId}) not delivered to alerting: ${String(err)}`);
+    }
+  }
 }
 
 function detailOf(r: RdapFetchResult): string | null {
@@ -154,246 +263,10 @@ function detailOf(r: RdapFetchResult): string | null {
   }
 }
 
-export async function pollRdap(ctx: PollContext): Promise<PollSummary> {
-  const { db, settings } = ctx;
-  const wallStart = Date.now();
-  /** The scheduled time, advancing with the wall clock during the run. */
-  const clock = () => ctx.now.getTime() + (Date.now() - wallStart);
-  const emit = ctx.emit ?? ((orgId: number, event: RdapChangeEvent) => emitEvent(ctx.env, "rdap", orgId, event as unknown as Record<string, unknown>));
-
-  const summary: PollSummary = {
-    due_domains: 0,
-    looked_up: 0,
-    skipped_backoff: 0,
-    deferred: 0,
-    statuses: {},
-    changes: 0,
-    baselines: 0,
-    new_snapshots: 0,
-    events_emitted: 0,
-    event_errors: 0,
-    errors: 0,
-    bootstrap_source: "override",
+async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]);
   };
-
-  const due = await selectDue(db, ctx.now, settings.checkIntervalSeconds, settings.maxDomainsPerRun);
-  summary.due_domains = due.size;
-  if (due.size === 0) return summary;
-
-  let serversOf: (domain: string) => string[];
-  if (settings.baseUrlOverride) {
-    serversOf = () => [settings.baseUrlOverride];
-  } else {
-    const lookup = await loadBootstrap(db, settings.bootstrapUrl, { fetch: ctx.fetch, now: clock });
-    summary.bootstrap_source = lookup.source;
-    if (lookup.error) console.warn(`rdap: ${lookup.error} (using the ${lookup.source} bootstrap)`);
-    serversOf = (domain) => findRdapServers(lookup.bootstrap, domain);
-  }
-
-  const servers = new Map<string, ServerState>();
-  for (const row of await db.select().from(rdapServerBackoff).all()) {
-    servers.set(row.server, {
-      notBefore: Date.parse(row.notBefore) || 0,
-      reason: row.reason as RdapCheckStatus,
-      consecutiveFailures: row.consecutiveFailures,
-    });
-  }
-  const dirtyServers = new Set<string>();
-
-  /** Parsed previous snapshot bodies by id, shared by the monitors of a run. */
-  const previousBodies = new Map<number, Promise<unknown>>();
-  const previousBody = (id: number) => {
-    let p = previousBodies.get(id);
-    if (!p) {
-      p = db
-        .select({ body: rdapSnapshots.body })
-        .from(rdapSnapshots)
-        .where(eq(rdapSnapshots.id, id))
-        .get()
-        .then((row) => (row ? (JSON.parse(row.body) as unknown) : null));
-      previousBodies.set(id, p);
-    }
-    return p;
-  };
-
-  const count = (status: RdapCheckStatus, n: number) => (summary.statuses[status] = (summary.statuses[status] ?? 0) + n);
-
-  /** Records a check that produced no snapshot (failure or skip): status, and when to retry. */
-  async function recordWithoutSnapshot(monitors: DueMonitor[], status: RdapCheckStatus, checkedAt: string, detail: string | null, serverNotBefore: number, countsAsFailure: boolean) {
-    const transient = TRANSIENT_STATUSES.has(status);
-    const stmts = monitors.map((m) => {
-      const failures = transient ? m.failureCount + (countsAsFailure ? 1 : 0) : 0;
-      const retry = monitorRetryAt(status, Math.max(1, failures), Date.parse(checkedAt), settings.checkIntervalSeconds, serverNotBefore);
-      return db
-        .update(rdapMonitors)
-        .set({
-          lastCheckedAt: checkedAt,
-          lastCheckStatus: status,
-          lastCheckDetail: detail,
-          retryAt: retry === null ? null : new Date(retry).toISOString(),
-          failureCount: failures,
-        })
-        .where(eq(rdapMonitors.id, m.id));
-    });
-    if (stmts.length) await db.batch(stmts as [(typeof stmts)[number], ...typeof stmts]);
-    count(status, monitors.length);
-  }
-
-  /**
-   * Stores a successful answer for the monitors of one domain in ONE batch. Writes for a
-   * changed monitor are guarded by its comparison base (`last_snapshot_id IS <the base we
-   * compared with>`): should two Cron runs overlap on a domain, only the first records the
-   * change (and only it emits the event); the other's guarded statements change nothing.
-   */
-  async function recordSuccess(domain: string, monitors: DueMonitor[], r: Extract<RdapFetchResult, { outcome: "success" }>) {
-    const hash = await snapshotHash(r.domain);
-    const changedMonitors = monitors.filter((m) => m.lastHash !== hash);
-    // Plain D1 statements: the guarded INSERT ... SELECT ... WHERE below has no query-builder form.
-    const d1 = ctx.env.DB;
-    const stmts: D1PreparedStatement[] = [];
-    /** Index in `stmts` of each changed monitor's history insert, and its event if it is a change. */
-    const guarded: { index: number; organizationId: number; event: RdapChangeEvent | null }[] = [];
-    const server = r.requestUrl ?? "";
-    const SNAPSHOT_ID = "(SELECT id FROM rdap_snapshots WHERE hash = ?)";
-    if (changedMonitors.length) {
-      stmts.push(
-        d1
-          .prepare("INSERT INTO rdap_snapshots (hash, body, size_bytes, domain_name, first_seen_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING")
-          .bind(hash, r.bodyText, new TextEncoder().encode(r.bodyText).byteLength, domain, r.fetchedAt),
-      );
-      for (const m of changedMonitors) {
-        const previous = m.lastSnapshotId === null ? null : await previousBody(m.lastSnapshotId);
-        const facts = deriveFacts(previous, r.domain);
-        const isChange = m.lastSnapshotId !== null;
-        guarded.push({
-          index: stmts.length,
-          organizationId: m.organizationId,
-          event: isChange
-            ? buildRdapEvent({ domain, tld: m.tld, current: r.domain, previous, fetchedAt: r.fetchedAt, rdapServer: server, httpStatus: r.httpStatus })
-            : null,
-        });
-        // The guard: the monitor still has the base we compared with.
-        const BASE = "EXISTS (SELECT 1 FROM rdap_monitors WHERE id = ? AND last_snapshot_id IS ?)";
-        stmts.push(
-          d1
-            .prepare(
-              `INSERT INTO rdap_history (organization_id, monitor_id, snapshot_id, previous_snapshot_id, observed_at, changed, rdap_server, http_status)
-               SELECT ?, ?, ${SNAPSHOT_ID}, ?, ?, ?, ?, ? WHERE ${BASE}`,
-            )
-            .bind(m.organizationId, m.id, hash, m.lastSnapshotId, r.fetchedAt, isChange ? 1 : 0, server, r.httpStatus, m.id, m.lastSnapshotId),
-          // Facts of the row just inserted: the newest history row of this monitor, same transaction.
-          d1
-            .prepare(
-              `INSERT INTO rdap_change_facts (history_id, organization_id, monitor_id, domain_name, observed_at, registrar_changed,
-                 registrant_changed, nameservers_changed, status_changed, expiration_date, previous_expiration_date)
-               SELECT (SELECT MAX(id) FROM rdap_history WHERE monitor_id = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${BASE}`,
-            )
-            .bind(
-              m.id, m.organizationId, m.id, domain, r.fetchedAt,
-              facts.registrar_changed ? 1 : 0, facts.registrant_changed ? 1 : 0, facts.nameservers_changed ? 1 : 0, facts.status_changed ? 1 : 0,
-              facts.expiration_date, facts.previous_expiration_date, m.id, m.lastSnapshotId,
-            ),
-          d1
-            .prepare(
-              `UPDATE rdap_monitors SET last_snapshot_id = ${SNAPSHOT_ID}, last_checked_at = ?, last_check_status = 'success',
-                 last_check_detail = NULL, retry_at = NULL, failure_count = 0
-               WHERE id = ? AND last_snapshot_id IS ?`,
-            )
-            .bind(hash, r.fetchedAt, m.id, m.lastSnapshotId),
-        );
-      }
-    }
-    const unchangedIds = monitors.filter((m) => m.lastHash === hash).map((m) => m.id);
-    for (const ids of chunks(unchangedIds, IN_CHUNK)) {
-      stmts.push(
-        d1
-          .prepare(
-            `UPDATE rdap_monitors SET last_checked_at = ?, last_check_status = 'success', last_check_detail = NULL, retry_at = NULL, failure_count = 0
-             WHERE id IN (${ids.map(() => "?").join(", ")})`,
-          )
-          .bind(r.fetchedAt, ...ids),
-      );
-    }
-    const results = await d1.batch(stmts);
-    if (changedMonitors.length) summary.new_snapshots += results[0]?.meta?.changes ?? 0;
-    count("success", monitors.length);
-
-    for (const g of guarded) {
-      if ((results[g.index]?.meta?.changes ?? 0) === 0) continue; // another run recorded it first
-      if (g.event === null) {
-        summary.baselines++;
-        continue;
-      }
-      summary.changes++;
-      try {
-        await emit(g.organizationId, g.event);
-        summary.events_emitted++;
-      } catch (err) {
-        summary.event_errors++;
-        console.error(`rdap: change event for ${domain} (organization ${g.organizationId}) not delivered to alerting: ${String(err)}`);
-      }
-    }
-  }
-
-  async function checkDomain(domain: string, monitors: DueMonitor[]) {
-    if (Date.now() - wallStart > settings.runBudgetMs) {
-      summary.deferred++;
-      return;
-    }
-    const baseUrl = serversOf(domain)[0] ?? null;
-    if (baseUrl === null) {
-      await recordWithoutSnapshot(monitors, "no_rdap_server", new Date(clock()).toISOString(), `no RDAP server for .${monitors[0].tld} in the bootstrap registry`, 0, false);
-      return;
-    }
-    const key = serverKey(baseUrl);
-    const before = servers.get(key) ?? FRESH_SERVER;
-    if (serverBlocked(before, clock())) {
-      summary.skipped_backoff++;
-      const until = new Date(before.notBefore).toISOString();
-      await recordWithoutSnapshot(monitors, before.reason ?? "rate_limited", new Date(clock()).toISOString(), `not asked: ${key} is backing off until ${until}`, before.notBefore, false);
-      return;
-    }
-    summary.looked_up++;
-    const r = await fetchDomain(baseUrl, domain, { timeoutMs: settings.timeoutMs, fetch: ctx.fetch, now: clock });
-    const current = servers.get(key) ?? FRESH_SERVER;
-    const after = nextServerState(current, r.outcome, clock(), r.outcome === "rate_limited" ? r.retryAfterSeconds : null);
-    if (after !== current) {
-      servers.set(key, after);
-      dirtyServers.add(key);
-    }
-    if (r.outcome === "success") await recordSuccess(domain, monitors, r);
-    else await recordWithoutSnapshot(monitors, r.outcome, r.fetchedAt, detailOf(r), after.notBefore, true);
-  }
-
-  await pool([...due.entries()], settings.concurrency, async ([domain, monitors]) => {
-    try {
-      await checkDomain(domain, monitors);
-    } catch (err) {
-      summary.errors++;
-      console.error(`rdap: checking ${domain} failed: ${err instanceof Error ? err.stack : String(err)}`);
-    }
-  });
-
-  if (dirtyServers.size) {
-    const at = clock();
-    const updatedAt = new Date(at).toISOString();
-    const stmts = [...dirtyServers].map((server) => {
-      const s = servers.get(server)!;
-      // A server that answers again and owes no wait needs no row.
-      if (s.consecutiveFailures === 0 && s.notBefore <= at) return db.delete(rdapServerBackoff).where(eq(rdapServerBackoff.server, server));
-      const values = {
-        notBefore: new Date(s.notBefore).toISOString(),
-        reason: s.reason ?? "server_error",
-        consecutiveFailures: s.consecutiveFailures,
-        updatedAt,
-      };
-      return db
-        .insert(rdapServerBackoff)
-        .values({ server, ...values })
-        .onConflictDoUpdate({ target: rdapServerBackoff.server, set: values });
-    });
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    await db.batch(stmts as [any, ...any[]]);
-  }
-  return summary;
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
 }

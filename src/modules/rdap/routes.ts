@@ -3,7 +3,7 @@
  * endpoints of the module are served by the alerting module.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { principalOf, type AppContext, type AppEnv } from "../../platform/context";
+import { tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import * as s from "./schema";
 import * as rdap from "./service";
@@ -55,17 +55,13 @@ export const domainDiff = defineRoute({
 });
 
 export function registerRdapRoutes(app: OpenAPIHono<AppEnv>) {
-  const org = (c: AppContext) => principalOf(c).organizationId;
-  const db = (c: AppContext) => c.get("db");
-
-  app.openapi(listDomains, async (c) => c.json(await rdap.listMonitors(db(c), org(c), c.req.valid("query")), 200));
-  app.openapi(listChanges, async (c) => c.json(await rdap.listChanges(db(c), org(c), c.req.valid("query")), 200));
-  app.openapi(createDomain, async (c) => c.json(await rdap.createMonitor(db(c), org(c), c.req.valid("json"), new Date()), 201));
-  app.openapi(updateDomain, async (c) =>
-    c.json(await rdap.updateMonitor(db(c), org(c), c.req.valid("param").monitor_id, c.req.valid("json"), new Date()), 200),
-  );
-  app.openapi(deleteDomain, async (c) => c.json(await rdap.deleteMonitor(db(c), org(c), c.req.valid("param").monitor_id), 200));
-  app.openapi(domainHistory, async (c) => c.json(await rdap.history(db(c), org(c), c.req.valid("param").domain, c.req.valid("query")), 200));
-  app.openapi(domainSnapshot, async (c) => c.json(await rdap.snapshot(db(c), org(c), c.req.valid("param").domain, c.req.valid("query")), 200));
-  app.openapi(domainDiff, async (c) => c.json(await rdap.diff(db(c), org(c), c.req.valid("param").domain, c.req.valid("query")), 200));
+  const t = tenantOf;
+  app.openapi(listDomains, async (c) => c.json(await rdap.listMonitors(t(c), c.req.valid("query")), 200));
+  app.openapi(listChanges, async (c) => c.json(await rdap.listChanges(t(c), c.req.valid("query")), 200));
+  app.openapi(createDomain, async (c) => c.json(await rdap.createMonitor(t(c), c.req.valid("json"), c.get("now")), 201));
+  app.openapi(updateDomain, async (c) => c.json(await rdap.updateMonitor(t(c), c.req.valid("param").monitor_id, c.req.valid("json"), c.get("now")), 200));
+  app.openapi(deleteDomain, async (c) => c.json(await rdap.deleteMonitor(t(c), c.req.valid("param").monitor_id), 200));
+  app.openapi(domainHistory, async (c) => c.json(await rdap.history(t(c), c.req.valid("param").domain, c.req.valid("query")), 200));
+  app.openapi(domainSnapshot, async (c) => c.json(await rdap.snapshot(t(c), c.req.valid("param").domain, c.req.valid("query")), 200));
+  app.openapi(domainDiff, async (c) => c.json(await rdap.diff(t(c), c.req.valid("param").domain, c.req.valid("query")), 200));
 }

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { limitOffsetQuery, pathId, sortOrder } from "../../platform/paging";
 import { RDAP_CHECK_STATUSES } from "../../db/schema/rdap";
+import { safeMultilineText } from "../../platform/text";
 
 export const MONITOR_SORT = ["domain_name", "tld", "enabled", "last_checked_at", "created_at"] as const;
 export const CHANGE_SORT = ["domain_name", "tld", "changed_at"] as const;
@@ -42,7 +43,7 @@ export const CreateMonitor = z
   .object({
     domain_name: z.string().max(300).openapi({ example: "example.com", description: "Fully-qualified domain name; Unicode names are stored as A-labels" }),
     enabled: z.boolean().default(true),
-    notes: z.string().max(NOTES_MAX).default(""),
+    notes: safeMultilineText(NOTES_MAX).default(""),
   })
   .openapi("CreateRdapMonitor");
 
@@ -51,7 +52,7 @@ export const MonitorCreated = z
   .openapi("RdapMonitorCreated");
 
 export const UpdateMonitor = z
-  .object({ notes: z.string().max(NOTES_MAX).optional(), enabled: z.boolean().optional() })
+  .object({ notes: safeMultilineText(NOTES_MAX).optional(), enabled: z.boolean().optional() })
   .refine((b) => b.notes !== undefined || b.enabled !== undefined, { message: "give notes and/or enabled" })
   .openapi("UpdateRdapMonitor");
 

@@ -3,27 +3,19 @@
  * Every query is scoped by organization; another organization's monitor (or a domain
  * it monitors) is 404. Snapshot ids in the API are history row ids as strings.
  */
-import { and, asc, count, desc, eq, lte, sql, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
-import { organizations } from "../../db/schema";
 import { rdapHistory, rdapMonitors, rdapSnapshots } from "../../db/schema/rdap";
-import { badRequest, conflict, notFound } from "../../platform/errors";
-import { assertQuota, registerUsageCounter, remaining, type Tier } from "../../platform/quotas";
+import { badRequest, notFound } from "../../platform/errors";
+import { direction, limitOffsetBody, readPage } from "../../platform/paging";
+import { registerUsageCounter } from "../../platform/quotas";
+import { tenantDb, type Tenant } from "../../platform/tenant";
 import { normalizeDomain } from "../lists/domain";
 import { diffSnapshots } from "./diff";
 import type { CHANGE_SORT, MONITOR_SORT } from "./schema";
 
-async function monitorCount(db: Db, organizationId: number): Promise<number> {
-  const r = await db.select({ n: count() }).from(rdapMonitors).where(eq(rdapMonitors.organizationId, organizationId)).get();
-  return r?.n ?? 0;
-}
-registerUsageCounter("rdap_monitors", monitorCount);
-
-async function tierOf(db: Db, organizationId: number): Promise<Tier> {
-  const org = await db.select({ tier: organizations.tier }).from(organizations).where(eq(organizations.id, organizationId)).get();
-  return (org?.tier ?? "free") as Tier;
-}
+registerUsageCounter("rdap_monitors", (db, organizationId) => tenantDb(db, organizationId).count(rdapMonitors));
 
 /** The stored form of a monitored name (lowercase A-label, no trailing dot), or a 400 naming `field`. */
 export function monitoredName(raw: string, field = "domain_name"): string {
@@ -47,30 +39,16 @@ function monitorView(m: typeof rdapMonitors.$inferSelect) {
   };
 }
 
-export async function createMonitor(db: Db, organizationId: number, input: { domain_name: string; enabled?: boolean; notes?: string }, now: Date) {
+/** One monitor per domain per organization (409); the tier's quota holds under parallel creates (403). */
+export async function createMonitor(t: Tenant, input: { domain_name: string; enabled?: boolean; notes?: string }, now: Date) {
   const domainName = monitoredName(input.domain_name);
-  const tier = await tierOf(db, organizationId);
-  const used = await monitorCount(db, organizationId);
-  const duplicate = await db
-    .select({ id: rdapMonitors.id })
-    .from(rdapMonitors)
-    .where(and(eq(rdapMonitors.organizationId, organizationId), eq(rdapMonitors.domainName, domainName)))
-    .get();
-  if (duplicate) throw conflict(`${domainName} is already monitored (monitor ${duplicate.id})`);
-  assertQuota(tier, "rdap_monitors", used);
   const at = now.toISOString();
-  try {
-    const row = await db
-      .insert(rdapMonitors)
-      .values({ organizationId, domainName, tld: tldOf(domainName), enabled: input.enabled ?? true, notes: input.notes ?? "", createdAt: at, updatedAt: at })
-      .returning({ id: rdapMonitors.id })
-      .get();
-    return { id: row.id, message: `Monitoring ${domainName}`, quota_remaining: remaining(tier, "rdap_monitors", used + 1) };
-  } catch (err) {
-    // Two concurrent creations: the unique index decides.
-    if (String(err).includes("UNIQUE")) throw conflict(`${domainName} is already monitored`);
-    throw err;
-  }
+  const { row, quotaRemaining } = await t.create(
+    rdapMonitors,
+    { domainName, tld: tldOf(domainName), enabled: input.enabled ?? true, notes: input.notes ?? "", createdAt: at, updatedAt: at },
+    { quota: "rdap_monitors", duplicate: `${domainName} is already monitored` },
+  );
+  return { id: row.id, message: `Monitoring ${domainName}`, quota_remaining: quotaRemaining ?? 0 };
 }
 
 export interface MonitorListInput {
@@ -89,46 +67,33 @@ const MONITOR_COLUMNS = {
   created_at: rdapMonitors.createdAt,
 } as const;
 
-export async function listMonitors(db: Db, organizationId: number, q: MonitorListInput) {
-  const where: SQL[] = [eq(rdapMonitors.organizationId, organizationId)];
-  if (q.enabled !== undefined) where.push(eq(rdapMonitors.enabled, q.enabled === "true"));
-  const dir = q.sort_order === "desc" ? desc : asc;
-  const cond = and(...where);
-  const [rows, total] = await Promise.all([
-    db
-      .select()
-      .from(rdapMonitors)
-      .where(cond)
-      // The id breaks ties so pages never overlap or skip.
-      .orderBy(dir(MONITOR_COLUMNS[q.sort_by]), dir(rdapMonitors.id))
-      .limit(q.limit)
-      .offset(q.offset)
-      .all(),
-    db.select({ n: count() }).from(rdapMonitors).where(cond).get(),
-  ]);
-  return { domains: rows.map(monitorView), total: total?.n ?? 0, limit: q.limit, offset: q.offset, sort_by: q.sort_by, sort_order: q.sort_order };
+export async function listMonitors(t: Tenant, q: MonitorListInput) {
+  const enabled = q.enabled !== undefined ? eq(rdapMonitors.enabled, q.enabled === "true") : undefined;
+  const dir = direction(q.sort_order);
+  const { rows, total } = await readPage(
+    // The id breaks ties so pages never overlap or skip.
+    t.select(rdapMonitors, enabled).orderBy(dir(MONITOR_COLUMNS[q.sort_by]), dir(rdapMonitors.id)).limit(q.limit).offset(q.offset),
+    t.countQuery(rdapMonitors, enabled),
+  );
+  return limitOffsetBody("domains", rows.map(monitorView), total, q);
 }
 
-async function monitorById(db: Db, organizationId: number, id: number) {
-  const m = await db.select().from(rdapMonitors).where(and(eq(rdapMonitors.id, id), eq(rdapMonitors.organizationId, organizationId))).get();
-  if (!m) throw notFound("RDAP monitor");
-  return m;
-}
-
-export async function updateMonitor(db: Db, organizationId: number, id: number, input: { notes?: string; enabled?: boolean }, now: Date) {
-  await monitorById(db, organizationId, id);
-  await db
-    .update(rdapMonitors)
-    .set({ ...(input.notes !== undefined ? { notes: input.notes } : {}), ...(input.enabled !== undefined ? { enabled: input.enabled } : {}), updatedAt: now.toISOString() })
-    .where(and(eq(rdapMonitors.id, id), eq(rdapMonitors.organizationId, organizationId)))
+export async function updateMonitor(t: Tenant, id: number, input: { notes?: string; enabled?: boolean }, now: Date) {
+  await t.getOr404(rdapMonitors, id, "RDAP monitor");
+  await t
+    .update(
+      rdapMonitors,
+      { ...(input.notes !== undefined ? { notes: input.notes } : {}), ...(input.enabled !== undefined ? { enabled: input.enabled } : {}), updatedAt: now.toISOString() },
+      eq(rdapMonitors.id, id),
+    )
     .run();
   return { message: "RDAP monitor updated" };
 }
 
 /** Deletes the monitor with its history and facts (cascade); shared snapshot bodies stay for other monitors. */
-export async function deleteMonitor(db: Db, organizationId: number, id: number) {
-  const m = await monitorById(db, organizationId, id);
-  await db.delete(rdapMonitors).where(and(eq(rdapMonitors.id, m.id), eq(rdapMonitors.organizationId, organizationId))).run();
+export async function deleteMonitor(t: Tenant, id: number) {
+  const m = await t.getOr404(rdapMonitors, id, "RDAP monitor");
+  await t.delete(rdapMonitors, eq(rdapMonitors.id, m.id)).run();
   return { message: `Stopped monitoring ${m.domainName}` };
 }
 
@@ -140,12 +105,13 @@ export interface ChangeListInput {
 }
 
 /** Changes (not baselines) of the organization's ENABLED monitors. */
-export async function listChanges(db: Db, organizationId: number, q: ChangeListInput) {
+export async function listChanges(t: Tenant, q: ChangeListInput) {
   const prev = alias(rdapSnapshots, "prev");
-  const cond = and(eq(rdapHistory.organizationId, organizationId), eq(rdapHistory.changed, true), eq(rdapMonitors.enabled, true));
-  const dir = q.sort_order === "desc" ? desc : asc;
+  const cond = and(t.where(rdapHistory, eq(rdapHistory.changed, true)), eq(rdapMonitors.enabled, true));
+  const dir = direction(q.sort_order);
   const column = { domain_name: rdapMonitors.domainName, tld: rdapMonitors.tld, changed_at: rdapHistory.observedAt }[q.sort_by];
-  const [rows, total] = await Promise.all([
+  const db = t.db;
+  const { rows, total } = await readPage(
     db
       .select({
         domain_name: rdapMonitors.domainName,
@@ -163,17 +129,12 @@ export async function listChanges(db: Db, organizationId: number, q: ChangeListI
       .where(cond)
       .orderBy(dir(column), dir(rdapHistory.id))
       .limit(q.limit)
-      .offset(q.offset)
-      .all(),
-    db
-      .select({ n: count() })
-      .from(rdapHistory)
-      .innerJoin(rdapMonitors, eq(rdapMonitors.id, rdapHistory.monitorId))
-      .where(cond)
-      .get(),
-  ]);
-  return {
-    changes: rows.map((r) => ({
+      .offset(q.offset),
+    db.select({ n: count() }).from(rdapHistory).innerJoin(rdapMonitors, eq(rdapMonitors.id, rdapHistory.monitorId)).where(cond),
+  );
+  return limitOffsetBody(
+    "changes",
+    rows.map((r) => ({
       domain_name: r.domain_name,
       tld: r.tld,
       changed_at: r.changed_at,
@@ -182,22 +143,15 @@ export async function listChanges(db: Db, organizationId: number, q: ChangeListI
       snapshot_id: String(r.id),
       previous_snapshot_id: r.previous_snapshot_id === null ? null : String(r.previous_snapshot_id),
     })),
-    total: total?.n ?? 0,
-    limit: q.limit,
-    offset: q.offset,
-    sort_by: q.sort_by,
-    sort_order: q.sort_order,
-  };
+    total,
+    q,
+  );
 }
 
 /** The caller's monitor of `domain` (any spelling: Unicode, upper case, trailing dot), else 404. */
-async function monitorOfDomain(db: Db, organizationId: number, domain: string) {
+async function monitorOfDomain(t: Tenant, domain: string) {
   const name = monitoredName(domain, "domain");
-  const m = await db
-    .select()
-    .from(rdapMonitors)
-    .where(and(eq(rdapMonitors.organizationId, organizationId), eq(rdapMonitors.domainName, name)))
-    .get();
+  const m = await t.first(rdapMonitors, eq(rdapMonitors.domainName, name));
   if (!m) throw notFound(`RDAP monitor for ${name}`);
   return m;
 }
@@ -213,21 +167,21 @@ type SummaryRow = { id: number; timestamp: string; changed: boolean; hash: strin
 const summaryView = (r: SummaryRow) => ({ id: String(r.id), timestamp: r.timestamp, changed: r.changed, hash: r.hash });
 
 /** Newest first: the baseline and every change. */
-export async function history(db: Db, organizationId: number, domain: string, q: { limit: number; offset: number }) {
-  const m = await monitorOfDomain(db, organizationId, domain);
-  const [rows, total] = await Promise.all([
-    db
+export async function history(t: Tenant, domain: string, q: { limit: number; offset: number }) {
+  const m = await monitorOfDomain(t, domain);
+  const ofMonitor = t.where(rdapHistory, eq(rdapHistory.monitorId, m.id));
+  const { rows, total } = await readPage(
+    t.db
       .select(summaryColumns)
       .from(rdapHistory)
       .innerJoin(rdapSnapshots, eq(rdapSnapshots.id, rdapHistory.snapshotId))
-      .where(eq(rdapHistory.monitorId, m.id))
+      .where(ofMonitor)
       .orderBy(desc(rdapHistory.observedAt), desc(rdapHistory.id))
       .limit(q.limit)
-      .offset(q.offset)
-      .all(),
-    db.select({ n: count() }).from(rdapHistory).where(eq(rdapHistory.monitorId, m.id)).get(),
-  ]);
-  return { domain: m.domainName, snapshots: rows.map(summaryView), total: total?.n ?? 0, limit: q.limit, offset: q.offset };
+      .offset(q.offset),
+    t.countQuery(rdapHistory, eq(rdapHistory.monitorId, m.id)),
+  );
+  return { domain: m.domainName, snapshots: rows.map(summaryView), total, limit: q.limit, offset: q.offset };
 }
 
 /** An ISO 8601 timestamp as the stored spelling (toISOString), or null. */
@@ -248,18 +202,19 @@ function parseRef(value: string, field: string): SnapshotRef {
   return { kind: "at", at };
 }
 
-async function resolveRef(db: Db, monitorId: number, ref: SnapshotRef | null): Promise<SummaryRow> {
-  const base = db.select(summaryColumns).from(rdapHistory).innerJoin(rdapSnapshots, eq(rdapSnapshots.id, rdapHistory.snapshotId));
+async function resolveRef(t: Tenant, monitorId: number, ref: SnapshotRef | null): Promise<SummaryRow> {
+  const base = t.db.select(summaryColumns).from(rdapHistory).innerJoin(rdapSnapshots, eq(rdapSnapshots.id, rdapHistory.snapshotId));
+  const ofMonitor = (...more: SQL[]) => t.where(rdapHistory, eq(rdapHistory.monitorId, monitorId), ...more);
   let row: SummaryRow | undefined;
   if (ref === null) {
-    row = await base.where(eq(rdapHistory.monitorId, monitorId)).orderBy(desc(rdapHistory.observedAt), desc(rdapHistory.id)).limit(1).get();
+    row = await base.where(ofMonitor()).orderBy(desc(rdapHistory.observedAt), desc(rdapHistory.id)).limit(1).get();
     if (!row) throw notFound("Snapshot (the domain has not been looked up successfully yet)");
   } else if (ref.kind === "id") {
-    row = await base.where(and(eq(rdapHistory.monitorId, monitorId), eq(rdapHistory.id, ref.id))).get();
+    row = await base.where(ofMonitor(eq(rdapHistory.id, ref.id))).get();
     if (!row) throw notFound("Snapshot");
   } else {
     row = await base
-      .where(and(eq(rdapHistory.monitorId, monitorId), lte(rdapHistory.observedAt, ref.at)))
+      .where(ofMonitor(lte(rdapHistory.observedAt, ref.at)))
       .orderBy(desc(rdapHistory.observedAt), desc(rdapHistory.id))
       .limit(1)
       .get();
@@ -275,11 +230,11 @@ async function bodyOf(db: Db, snapshotId: number): Promise<unknown> {
 }
 
 /** The full RDAP JSON: by id, by time (`at`: the latest at or before), or the latest. */
-export async function snapshot(db: Db, organizationId: number, domain: string, q: { snapshot_id?: string; at?: string }) {
+export async function snapshot(t: Tenant, domain: string, q: { snapshot_id?: string; at?: string }) {
   if (q.snapshot_id !== undefined && q.at !== undefined) {
     throw badRequest("Give snapshot_id or at, not both", [{ path: "query.at", message: "not allowed together with snapshot_id" }]);
   }
-  const m = await monitorOfDomain(db, organizationId, domain);
+  const m = await monitorOfDomain(t, domain);
   let ref: SnapshotRef | null = null;
   if (q.snapshot_id !== undefined) {
     if (!/^\d{1,15}$/.test(q.snapshot_id.trim())) throw notFound("Snapshot");
@@ -289,34 +244,34 @@ export async function snapshot(db: Db, organizationId: number, domain: string, q
     if (at === null) throw badRequest("Invalid timestamp", [{ path: "query.at", message: `'${q.at}' is not an ISO 8601 timestamp` }]);
     ref = { kind: "at", at };
   }
-  const row = await resolveRef(db, m.id, ref);
-  return (await bodyOf(db, row.snapshotId)) as Record<string, unknown>;
+  const row = await resolveRef(t, m.id, ref);
+  return (await bodyOf(t.db, row.snapshotId)) as Record<string, unknown>;
 }
 
 /**
  * What changed between two snapshots of the domain (diff.ts). `to` defaults to the
  * latest snapshot, `from` to the one before `to` (so a bare call explains the latest change).
  */
-export async function diff(db: Db, organizationId: number, domain: string, q: { from?: string; to?: string }) {
+export async function diff(t: Tenant, domain: string, q: { from?: string; to?: string }) {
   const fromRef = q.from !== undefined ? parseRef(q.from, "query.from") : null;
   const toRef = q.to !== undefined ? parseRef(q.to, "query.to") : null;
-  const m = await monitorOfDomain(db, organizationId, domain);
-  const to = await resolveRef(db, m.id, toRef);
+  const m = await monitorOfDomain(t, domain);
+  const to = await resolveRef(t, m.id, toRef);
   let from: SummaryRow;
   if (fromRef !== null) {
-    from = await resolveRef(db, m.id, fromRef);
+    from = await resolveRef(t, m.id, fromRef);
   } else {
-    const before = await db
+    const before = await t.db
       .select(summaryColumns)
       .from(rdapHistory)
       .innerJoin(rdapSnapshots, eq(rdapSnapshots.id, rdapHistory.snapshotId))
-      .where(and(eq(rdapHistory.monitorId, m.id), sql`(${rdapHistory.observedAt}, ${rdapHistory.id}) < (${to.timestamp}, ${to.id})`))
+      .where(t.where(rdapHistory, eq(rdapHistory.monitorId, m.id), sql`(${rdapHistory.observedAt}, ${rdapHistory.id}) < (${to.timestamp}, ${to.id})`))
       .orderBy(desc(rdapHistory.observedAt), desc(rdapHistory.id))
       .limit(1)
       .get();
     from = before ?? to;
   }
-  const [a, b] = await Promise.all([bodyOf(db, from.snapshotId), bodyOf(db, to.snapshotId)]);
+  const [a, b] = await Promise.all([bodyOf(t.db, from.snapshotId), bodyOf(t.db, to.snapshotId)]);
   const d = diffSnapshots(a, b);
   return {
     domain: m.domainName,

@@ -9,6 +9,7 @@
  *   RDAP_CONCURRENCY           lookups in flight at once.
  */
 import type { Config } from "../../env";
+import { egressPolicy, type EgressPolicy } from "../../platform/egress";
 
 export interface RdapSettings {
   bootstrapUrl: string;
@@ -20,6 +21,11 @@ export interface RdapSettings {
   concurrency: number;
   /** Stop starting new lookups after this much wall time in one run (Worker limits). */
   runBudgetMs: number;
+  /**
+   * Where a registry answer may redirect the lookup: the egress policy. The configured
+   * bootstrap and base URLs are the operator's; a redirect is the remote's choice.
+   */
+  egress: EgressPolicy;
 }
 
 export const RUN_BUDGET_MS = 60_000;
@@ -33,5 +39,6 @@ export function rdapSettings(config: Config): RdapSettings {
     maxDomainsPerRun: config.rdap.maxDomainsPerRun,
     concurrency: config.rdap.concurrency,
     runBudgetMs: RUN_BUDGET_MS,
+    egress: egressPolicy(config),
   };
 }

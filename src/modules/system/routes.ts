@@ -14,6 +14,9 @@ export const health = defineRoute({
   },
 });
 
+/** Where the static assets serve the API reference's script (see scripts/build-web.mjs). */
+export const API_REFERENCE_SCRIPT = "/vendor/scalar-api-reference.js";
+
 export const OPENAPI_INFO = {
   openapi: "3.1.0",
   info: {
@@ -48,7 +51,13 @@ export function registerSystemRoutes(app: OpenAPIHono<AppEnv>) {
     description: "API token (tpm_...) or session token (tps_...)",
   });
   app.doc31("/api/openapi.json", OPENAPI_INFO);
-  app.get("/api/docs", Scalar({ url: "/api/openapi.json", pageTitle: "Trust-Plane API" }));
+  // The reference's script ships with the console's static assets (scripts/build-web.mjs
+  // copies it from the @scalar/api-reference package): no CDN, no web fonts, so the
+  // page works air-gapped. Its AI agent (which calls Scalar's servers) is turned off.
+  app.get(
+    "/api/docs",
+    Scalar({ url: "/api/openapi.json", pageTitle: "Trust-Plane API", cdn: API_REFERENCE_SCRIPT, withDefaultFonts: false, agent: { disabled: true } }),
+  );
   // Keep /api/openapi.json and /api/docs out of the 404 handler's way.
   app.get("/api", (c) => c.json({ name: "trust-plane", docs: "/api/docs", openapi: "/api/openapi.json" }));
   void ApiError;

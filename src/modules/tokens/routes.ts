@@ -1,6 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../platform/context";
-import { principalOf } from "../../platform/context";
+import { principalOf, tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import * as s from "./schema";
 import * as tokens from "./service";
@@ -21,6 +20,7 @@ export const listOrg = defineRoute({
 
 export const create = defineRoute({
   method: "post", path: "/api/api-tokens", tags, summary: "Create a token (its value is shown once)",
+  description: "Scopes must be held by the caller (403 otherwise). Created with an API token, the new token may not expire after the creating token (403).",
   access: { permission: "api-tokens:create_tokens" },
   audit: { action: "api_token.create", targetType: "api_token" },
   request: { body: body(s.CreateTokenRequest) },
@@ -29,7 +29,7 @@ export const create = defineRoute({
 
 export const revoke = defineRoute({
   method: "delete", path: "/api/api-tokens/{token_id}", tags, summary: "Revoke a token",
-  description: "Own tokens need `api-tokens:delete_tokens`; any token of the organization needs `api-tokens:revoke_all_tokens`.",
+  description: "Own tokens need `api-tokens:delete_tokens`; any token of the organization needs `api-tokens:revoke_all_tokens` (another user's token with `delete_tokens` only: 403).",
   access: { anyOf: ["api-tokens:delete_tokens", "api-tokens:revoke_all_tokens"] },
   audit: { action: "api_token.revoke", targetType: "api_token", idParam: "token_id" },
   request: { params: s.TokenIdParam },
@@ -46,15 +46,9 @@ export const renew = defineRoute({
 });
 
 export function registerTokenRoutes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listOwn, async (c) => c.json({ tokens: await tokens.listOwnTokens(c.get("db"), principalOf(c), new Date()) }, 200));
-  app.openapi(listOrg, async (c) =>
-    c.json({ tokens: await tokens.listOrganizationTokens(c.get("db"), principalOf(c).organizationId, new Date()) }, 200),
-  );
-  app.openapi(create, async (c) => c.json(await tokens.createToken(c.get("db"), principalOf(c), c.req.valid("json"), new Date()), 201));
-  app.openapi(revoke, async (c) =>
-    c.json(await tokens.revokeToken(c.get("db"), principalOf(c), c.req.valid("param").token_id, new Date()), 200),
-  );
-  app.openapi(renew, async (c) =>
-    c.json(await tokens.renewToken(c.get("db"), principalOf(c), c.req.valid("param").token_id, new Date()), 200),
-  );
+  app.openapi(listOwn, async (c) => c.json({ tokens: await tokens.listOwnTokens(tenantOf(c), principalOf(c), c.get("now")) }, 200));
+  app.openapi(listOrg, async (c) => c.json({ tokens: await tokens.listOrganizationTokens(tenantOf(c), c.get("now")) }, 200));
+  app.openapi(create, async (c) => c.json(await tokens.createToken(tenantOf(c), principalOf(c), c.req.valid("json"), c.get("now")), 201));
+  app.openapi(revoke, async (c) => c.json(await tokens.revokeToken(tenantOf(c), principalOf(c), c.req.valid("param").token_id, c.get("now")), 200));
+  app.openapi(renew, async (c) => c.json(await tokens.renewToken(tenantOf(c), principalOf(c), c.req.valid("param").token_id, c.get("now")), 200));
 }

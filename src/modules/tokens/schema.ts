@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { pathId } from "../../platform/paging";
+import { safeText } from "../../platform/text";
 import { MAX_VALIDITY_DAYS } from "./service";
 
 export const CreateTokenRequest = z
   .object({
-    name: z.string().trim().min(1).max(100).openapi({ example: "ci-deploy" }),
+    name: safeText(100).openapi({ example: "ci-deploy" }),
     validity_days: z.number().int().min(1).max(MAX_VALIDITY_DAYS).openapi({ example: 30 }),
     scopes: z
       .array(z.string())

@@ -4,13 +4,13 @@
  * States: active -> expired (time), active -> revoked (DELETE), active -> active
  * (renew by the token itself: new expiry = now + original validity days).
  */
-import { and, desc, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { desc, eq } from "drizzle-orm";
 import { apiTokens, users } from "../../db/schema/platform";
 import type { Principal } from "../../platform/context";
-import { ApiError, badRequest, forbidden, notFound } from "../../platform/errors";
+import { badRequest, forbidden } from "../../platform/errors";
 import { isPermission, type Permission } from "../../platform/permissions";
 import { generateSecret, hashSecret, TOKEN_PREFIX_LENGTH } from "../../platform/secrets";
+import type { Tenant } from "../../platform/tenant";
 
 export const MAX_VALIDITY_DAYS = 30;
 const DAY_MS = 86_400_000;
@@ -53,19 +53,23 @@ export function checkScopes(requested: string[], held: ReadonlySet<Permission>):
   return scopes;
 }
 
-export async function createToken(
-  db: Db,
-  principal: Principal,
-  input: { name: string; validity_days: number; scopes: string[] },
-  now: Date,
-) {
+/**
+ * A token never outlives the API token that created it (that would turn a short-lived
+ * credential into a long-lived one): 403 naming the latest allowed expiry. A login
+ * session may create tokens of any allowed validity.
+ */
+function assertWithinCreatorLifetime(principal: Principal, expiresAt: string) {
+  if (principal.kind !== "api_token" || expiresAt <= principal.expiresAt) return;
+  throw forbidden(`A token cannot create a token that expires after itself (this one expires at ${principal.expiresAt}); ask for fewer validity_days`);
+}
+
+export async function createToken(t: Tenant, principal: Principal, input: { name: string; validity_days: number; scopes: string[] }, now: Date) {
   const scopes = checkScopes(input.scopes, principal.permissions);
-  const token = generateSecret("api");
   const expiresAt = new Date(now.getTime() + input.validity_days * DAY_MS).toISOString();
-  const row = await db
-    .insert(apiTokens)
-    .values({
-      organizationId: principal.organizationId,
+  assertWithinCreatorLifetime(principal, expiresAt);
+  const token = generateSecret("api");
+  const [row] = await t
+    .insert(apiTokens, {
       userId: principal.userId,
       name: input.name,
       tokenHash: await hashSecret(token),
@@ -75,8 +79,7 @@ export async function createToken(
       expiresAt,
       createdAt: now.toISOString(),
     })
-    .returning()
-    .get();
+    .returning();
   return {
     id: row.id,
     token,
@@ -88,64 +91,45 @@ export async function createToken(
   };
 }
 
-export async function listOwnTokens(db: Db, principal: Principal, now: Date) {
-  const rows = await db
-    .select()
-    .from(apiTokens)
-    .where(and(eq(apiTokens.organizationId, principal.organizationId), eq(apiTokens.userId, principal.userId)))
-    .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id))
-    .all();
+export async function listOwnTokens(t: Tenant, principal: Principal, now: Date) {
+  const rows = await t.select(apiTokens, eq(apiTokens.userId, principal.userId)).orderBy(desc(apiTokens.createdAt), desc(apiTokens.id)).all();
   return rows.map((r) => listingItem(r, now));
 }
 
-export async function listOrganizationTokens(db: Db, organizationId: number, now: Date) {
-  const rows = await db
+export async function listOrganizationTokens(t: Tenant, now: Date) {
+  const rows = await t.db
     .select({ token: apiTokens, email: users.email })
     .from(apiTokens)
     .innerJoin(users, eq(users.id, apiTokens.userId))
-    .where(eq(apiTokens.organizationId, organizationId))
+    .where(t.where(apiTokens))
     .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id))
     .all();
   return rows.map((r) => ({ ...listingItem(r.token, now), user_id: r.token.userId, user_email: r.email }));
 }
 
-/** A token of the organization, or 404 (another organization's id included). */
-async function tokenOf(db: Db, organizationId: number, tokenId: number) {
-  const row = await db
-    .select()
-    .from(apiTokens)
-    .where(and(eq(apiTokens.id, tokenId), eq(apiTokens.organizationId, organizationId)))
-    .get();
-  if (!row) throw notFound("Token");
-  return row;
-}
-
 /**
- * Revokes a token: your own with delete_tokens (or revoke_all_tokens), anyone's
- * in the organization with revoke_all_tokens. A token you may not even see is a
- * 404, so its existence does not leak.
+ * Revokes a token (spec permission column): your own with delete_tokens (or
+ * revoke_all_tokens), anyone's in the organization with revoke_all_tokens; another
+ * user's token with delete_tokens only is 403. Another organization's token is 404.
  */
-export async function revokeToken(db: Db, principal: Principal, tokenId: number, now: Date) {
-  const row = await tokenOf(db, principal.organizationId, tokenId);
+export async function revokeToken(t: Tenant, principal: Principal, tokenId: number, now: Date) {
+  const row = await t.getOr404(apiTokens, tokenId, "Token");
   const own = row.userId === principal.userId;
   const can = principal.permissions.has("api-tokens:revoke_all_tokens") || (own && principal.permissions.has("api-tokens:delete_tokens"));
-  if (!can) {
-    if (own || principal.permissions.has("api-tokens:view_all_tokens")) throw forbidden("Revoking this token requires api-tokens:revoke_all_tokens");
-    throw notFound("Token");
-  }
+  if (!can) throw forbidden(own ? "Revoking your token requires api-tokens:delete_tokens" : "Revoking another user's token requires api-tokens:revoke_all_tokens");
   if (row.revokedAt) return { message: "Token was already revoked", revoked_at: row.revokedAt };
   const revokedAt = now.toISOString();
-  await db.update(apiTokens).set({ revokedAt }).where(eq(apiTokens.id, row.id)).run();
+  await t.update(apiTokens, { revokedAt }, eq(apiTokens.id, row.id)).run();
   return { message: "Token revoked", revoked_at: revokedAt };
 }
 
 /** Renewal is authenticated by the token itself (spec "Authentication" 6). */
-export async function renewToken(db: Db, principal: Principal, tokenId: number, now: Date) {
+export async function renewToken(t: Tenant, principal: Principal, tokenId: number, now: Date) {
   if (principal.kind !== "api_token" || principal.tokenId !== tokenId) {
-    throw new ApiError(403, "forbidden", "A token can only be renewed with itself as the bearer");
+    throw forbidden("A token can only be renewed with itself as the bearer");
   }
-  const row = await tokenOf(db, principal.organizationId, tokenId);
+  const row = await t.getOr404(apiTokens, tokenId, "Token");
   const expiresAt = new Date(now.getTime() + row.validityDays * DAY_MS).toISOString();
-  await db.update(apiTokens).set({ expiresAt }).where(eq(apiTokens.id, row.id)).run();
+  await t.update(apiTokens, { expiresAt }, eq(apiTokens.id, row.id)).run();
   return { message: "Token renewed", expires_at: expiresAt };
 }

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { evaluateCaa } from "../../../src/modules/ct-log/caa/evaluate";
 import { issuerCaaMapping } from "../../../src/modules/ct-log/caa/issuers";
-import { MemoryDnsCache, createDohClient, parseResolverUrls, DnsLookupError } from "../../../src/modules/dns/doh";
+import { MemoryDnsCache, createDohClient, parseResolverUrls, DnsLookupError } from "../../../src/platform/dns/doh";
 
 const base = (env as unknown as { FIXTURE_URL: string }).FIXTURE_URL;
 const resolverUrl = (ns: string) => `${base}/doh/${ns}/dns-query`;

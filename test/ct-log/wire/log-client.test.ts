@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Rfc6962Client } from "../../../src/modules/ct-log/log-client/rfc6962-client";
 import { StaticCtClient } from "../../../src/modules/ct-log/log-client/static-ct-client";
 import { PoliteFetcher, parseRetryAfter } from "../../../src/modules/ct-log/log-client/politeness";
-import { VerifiedIngestion } from "../../../src/modules/ct-log/log-client/verified-ingestion";
+import { CollapsedMerkleTree } from "../../../src/modules/ct-log/merkle";
 import { EntryRangeError, LogHttpError, TreeHeadVerificationError, type LogClient } from "../../../src/modules/ct-log/log-client/types";
 import { sha256, toBase64 } from "../../../src/modules/ct-log/wire/bytes";
 import { createLog, control, dataJson, fakeTime, hex, logKey, logUrl, requests } from "./fixture";
@@ -18,15 +18,20 @@ async function staticClient(name: string, extra: Partial<ConstructorParameters<t
   return { client: new StaticCtClient({ monitoringUrl: logUrl(name), key, origin, clock: t.clock, sleep: t.sleep, ...extra }), time: t };
 }
 
-/** Ingests until verified (or mismatch) in batches of `batch`. */
-async function ingestAll(client: LogClient, ing: VerifiedIngestion, batch: number) {
+/**
+ * Reads from the tree's size to the latest tree head in requests of at most `batch`
+ * entries, appending every leaf hash, then asks the log to prove the tree is a
+ * prefix of the signed one (the check the cursor makes per batch).
+ */
+async function ingestAll(client: LogClient, tree: CollapsedMerkleTree, batch: number) {
   const sth = await client.getTreeHead();
-  const steps = [];
-  for (;;) {
-    const step = await ing.step(client, sth, batch);
-    steps.push(step);
-    if (step.kind !== "progress") return { sth, steps, last: step };
+  const entries = [];
+  while (tree.size < sth.treeSize) {
+    const got = await client.fetchRange(tree.size, Math.min(sth.treeSize, tree.size + batch), sth.treeSize);
+    for (const e of got) tree.append(e.leafHash);
+    entries.push(...got);
   }
+  return { sth, entries, verified: await client.provesPrefix(tree, sth) };
 }
 
 describe("RFC 6962 client against the local log", () => {
@@ -39,10 +44,9 @@ describe("RFC 6962 client against the local log", () => {
     const entries = await client.getEntries(0, 3);
     expect(entries.map((e) => hex(e.leafHash))).toEqual(expected.map((e: any) => e.leaf_hash_hex));
     expect(entries.map((e) => e.chain.length)).toEqual(expected.map((e: any) => e.extra_data_chain_len));
-    const ing = VerifiedIngestion.fromStart();
-    const { last } = await ingestAll(client, ing, 3);
-    expect(last.kind).toBe("verified");
-    expect(ing.verifiedPosition).toBe(4);
+    const tree = CollapsedMerkleTree.empty();
+    expect((await ingestAll(client, tree, 3)).verified).toBe(true);
+    expect(tree.size).toBe(4);
   });
 
   it("short reads are followed up, and nothing past the tree size is ever asked", async () => {
@@ -67,9 +71,7 @@ describe("RFC 6962 client against the local log", () => {
     }
     await expect(client.getEntries(90, 100)).rejects.toThrow(EntryRangeError);
     // Ingestion with a batch larger than what is left stays inside the tree too.
-    const ing = VerifiedIngestion.fromStart();
-    const { last } = await ingestAll(client, ing, 64);
-    expect(last.kind).toBe("verified");
+    expect((await ingestAll(client, CollapsedMerkleTree.empty(), 64)).verified).toBe(true);
     expect((await requests(name)).every((r) => r.path !== "ct/v1/get-entries" || Number(new URLSearchParams(r.query).get("end")) < 100)).toBe(true);
   });
 
@@ -119,37 +121,48 @@ describe("RFC 6962 client against the local log", () => {
     expect((await other.client.getTreeHead()).treeSize).toBe(4);
   });
 
-  it("a forged tree head (validly signed, wrong root) is detected and the state rewinds", async () => {
+  it("a forged tree head (validly signed, wrong root) does not prove what was read", async () => {
     const name = await createLog({ from: "navigli2025h2", size: 40 });
     const { client } = await rfcClient(name);
-    const ing = VerifiedIngestion.fromStart();
-    expect((await ingestAll(client, ing, 16)).last.kind).toBe("verified");
+    const tree = CollapsedMerkleTree.empty();
+    expect((await ingestAll(client, tree, 16)).verified).toBe(true);
     await control(name, "entries", { certificates: [toBase64(new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x01]))] });
     await control(name, "fault", { kind: "forge-root" });
-    const { last } = await ingestAll(client, ing, 16);
-    expect(last.kind).toBe("mismatch");
-    if (last.kind !== "mismatch") return;
-    expect(last.treeSize).toBe(41);
-    expect(last.rewoundTo).toBe(40);
-    expect(ing.position).toBe(40);
+    const forged = CollapsedMerkleTree.fromJSON(tree.toJSON());
+    const { sth, verified } = await ingestAll(client, forged, 16);
+    expect(sth.treeSize).toBe(41);
+    expect(verified).toBe(false);
+    // The consistency proof from 40 to the forged head fails too.
+    expect(await client.provesPrefix(tree, sth)).toBe(false);
     await control(name, "fault", { kind: "clear" });
-    const again = await ingestAll(client, ing, 16);
-    expect(again.last.kind).toBe("verified");
-    expect(ing.verifiedPosition).toBe(41);
+    expect((await ingestAll(client, tree, 16)).verified).toBe(true);
+    expect(tree.size).toBe(41);
+  });
+
+  it("each batch is proven against a larger signed tree with a consistency proof", async () => {
+    const name = await createLog({ from: "navigli2025h2", size: 300, leafIndexExtension: false });
+    const { client } = await rfcClient(name, { batchSize: 64 });
+    const sth = await client.getTreeHead();
+    const tree = CollapsedMerkleTree.empty();
+    for (const size of [1, 64, 128, 200, 256, 299]) {
+      while (tree.size < size) for (const e of await client.fetchRange(tree.size, size, sth.treeSize)) tree.append(e.leafHash);
+      expect(await client.provesPrefix(tree, sth), `prefix ${size}`).toBe(true);
+    }
+    // A leaf that is not the log's: no proof makes it a prefix.
+    const wrong = CollapsedMerkleTree.fromJSON(tree.toJSON());
+    wrong.append(new Uint8Array(32));
+    expect(await client.provesPrefix(wrong, sth)).toBe(false);
+    const asked = (await requests(name)).filter((r) => r.path === "ct/v1/get-sth-consistency").map((r) => r.query);
+    expect(asked).toContain("?first=200&second=300");
   });
 
   it("a tampered entry is detected against the signed root", async () => {
     const name = await createLog({ from: "pilot" });
     await control(name, "fault", { kind: "tamper-entry", index: 2 });
     const { client } = await rfcClient(name);
-    const ing = VerifiedIngestion.fromStart();
-    const { last } = await ingestAll(client, ing, 2);
-    expect(last.kind).toBe("mismatch");
-    expect(ing.position).toBe(0);
-    // The state survives JSON (Durable Object storage) and resumes.
+    expect((await ingestAll(client, CollapsedMerkleTree.empty(), 2)).verified).toBe(false);
     await control(name, "fault", { kind: "clear" });
-    const restored = VerifiedIngestion.fromJSON(JSON.parse(JSON.stringify(ing)));
-    expect((await ingestAll(client, restored, 2)).last.kind).toBe("verified");
+    expect((await ingestAll(client, CollapsedMerkleTree.empty(), 2)).verified).toBe(true);
   });
 
   it("RSA logs verify too", async () => {
@@ -164,17 +177,15 @@ describe("static-ct-api client against the local log", () => {
     const expected = await dataJson("static-ct/navigli2025h2/expected.json");
     const name = await createLog({ from: "navigli2025h2", size: 778 });
     const { client } = await staticClient(name);
-    const ing = VerifiedIngestion.fromStart();
-    const { sth, steps, last } = await ingestAll(client, ing, 256);
+    const { sth, entries, verified } = await ingestAll(client, CollapsedMerkleTree.empty(), 256);
     expect(sth.treeSize).toBe(778);
     expect(toBase64(sth.rootHash)).toBe(expected.tree_root_hash.size_778_b64);
-    expect(last.kind).toBe("verified");
-    const entries = steps.flatMap((s) => ("entries" in s ? s.entries : []));
+    expect(verified).toBe(true);
     expect(entries).toHaveLength(778);
     for (const want of expected.entries.filter((e: any) => e.index < 778)) {
       const got = entries[want.index];
       expect(hex(got.leafHash)).toBe(want.leaf_hash_hex);
-      expect(await Promise.all(got.chain.map(async (c) => hex(await sha256(c))))).toEqual(want.chain_sha256);
+      expect(await Promise.all(got.chain.map(async (c: Uint8Array) => hex(await sha256(c))))).toEqual(want.chain_sha256);
     }
     const paths = (await requests(name)).map((r) => r.path);
     expect(paths).toContain("tile/data/003.p/10");
@@ -201,15 +212,14 @@ describe("static-ct-api client against the local log", () => {
   it("a log that grows: ingestion continues across checkpoints, partial tiles become full", async () => {
     const name = await createLog({ from: "navigli2025h2", size: 250 });
     const { client } = await staticClient(name, { resolveIssuers: false });
-    const ing = VerifiedIngestion.fromStart();
-    expect((await ingestAll(client, ing, 100)).last.kind).toBe("verified");
+    const tree = CollapsedMerkleTree.empty();
+    expect((await ingestAll(client, tree, 100)).verified).toBe(true);
     const cert = toBase64(new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x05]));
     await control(name, "entries", { certificates: Array(10).fill(cert) });
-    const second = await ingestAll(client, ing, 100);
+    const second = await ingestAll(client, tree, 100);
     expect(second.sth.treeSize).toBe(260);
-    expect(second.last.kind).toBe("verified");
-    const grown = second.steps.flatMap((s) => ("entries" in s ? s.entries : []));
-    expect(grown.map((e) => e.entry.entryType)).toEqual(Array(10).fill("x509_entry"));
+    expect(second.verified).toBe(true);
+    expect(second.entries.map((e) => e.entry.entryType)).toEqual(Array(10).fill("x509_entry"));
     const paths = (await requests(name)).map((r) => r.path);
     expect(paths).toContain("tile/data/000.p/250");
     expect(paths).toContain("tile/data/001.p/4");
@@ -219,10 +229,7 @@ describe("static-ct-api client against the local log", () => {
     const name = await createLog({ from: "navigli2025h2", size: 30 });
     await control(name, "fault", { kind: "forge-root" });
     const { client } = await staticClient(name, { resolveIssuers: false });
-    const ing = VerifiedIngestion.fromStart();
-    const { last } = await ingestAll(client, ing, 256);
-    expect(last.kind).toBe("mismatch");
-    expect(ing.verifiedPosition).toBe(0);
+    expect((await ingestAll(client, CollapsedMerkleTree.empty(), 256)).verified).toBe(false);
     await control(name, "fault", { kind: "clear" });
     await control(name, "fault", { kind: "bad-signature" });
     await expect(client.getTreeHead()).rejects.toThrow(TreeHeadVerificationError);
@@ -230,6 +237,28 @@ describe("static-ct-api client against the local log", () => {
     const { key } = await logKey(name);
     const wrongOrigin = new StaticCtClient({ monitoringUrl: logUrl(name), key, origin: "elsewhere.example/log" });
     await expect(wrongOrigin.getTreeHead()).rejects.toThrow(/origin/);
+  });
+
+  it("each tile is proven against the checkpoint with the log's hash tiles, a tampered one is not", async () => {
+    const name = await createLog({ from: "navigli2025h2" });
+    await control(name, "generate", { count: 70_000 - 1024 });
+    const { client } = await staticClient(name, { resolveIssuers: false });
+    const sth = await client.getTreeHead();
+    expect(sth.treeSize).toBe(70_000);
+    // A monitor that started at 65,280 (a tile boundary far inside, verified from hash tiles).
+    const tree = await client.treeAt({ ...sth, treeSize: 65_280, rootHash: (await client.treeAt(sth)).root() }).catch(() => null);
+    expect(tree).toBeNull(); // a root that is not the one of size 65,280 does not verify
+    const start = CollapsedMerkleTree.empty();
+    for (let i = 0; i < 4; i++) for (const e of await client.fetchRange(start.size, start.size + 256, sth.treeSize)) start.append(e.leafHash);
+    expect(await client.provesPrefix(start, sth)).toBe(true);
+    await control(name, "fault", { kind: "tamper-entry", index: 1100 });
+    const tampered = CollapsedMerkleTree.fromJSON(start.toJSON());
+    for (const e of await client.fetchRange(1024, 1280, sth.treeSize)) tampered.append(e.leafHash);
+    expect(await client.provesPrefix(tampered, sth)).toBe(false);
+    // Hash tiles are fetched once per (level, index, width): a second proof asks nothing new.
+    const before = (await requests(name)).filter((r) => /^tile\/\d/.test(r.path)).length;
+    expect(await client.provesPrefix(start, sth)).toBe(true);
+    expect((await requests(name)).filter((r) => /^tile\/\d/.test(r.path)).length).toBe(before);
   });
 
   it("429 on a tile: Retry-After as an HTTP date is honoured", async () => {

@@ -15,11 +15,17 @@ import { Environment, ParseError, TypeError as CelTypeError } from "@marcbachman
 import { buildEventShape, celTypeOf, convertEvent, type EventShape } from "./event-shape";
 import { EMPTY_LIST_DATA, type ListData } from "./list-data";
 import { MODULE_VARIABLES, type ModuleName } from "./variables";
+import { COMPILE_LIMITS, comprehensionNesting, MAX_COMPREHENSION_NESTING, meterComprehensions, withBudget } from "./cost";
+import { registerRe2Matches } from "./regex";
 
 export const MAX_EXPRESSION_BYTES = 4096;
 
 export type CelErrorCode =
   | "expression_too_long"
+  /** Over a cost bound (cost.ts): too many nodes, too deep, too many nested comprehensions. */
+  | "too_complex"
+  /** A literal matches() pattern that is not RE2 syntax. */
+  | "invalid_regex"
   | "syntax_error"
   | "type_error"
   | "computed_list_lookup"
@@ -88,7 +94,7 @@ function runtimeOf(module: ModuleName): ModuleRuntime {
   const specs = MODULE_VARIABLES[module];
   if (!specs) throw new Error(`unknown module ${module}`);
   const shape = buildEventShape(TYPE_PREFIX[module], specs);
-  const env = new Environment({ unlistedVariablesAreDyn: false, limits: { maxDepth: 64 } });
+  const env = new Environment({ unlistedVariablesAreDyn: false, limits: { ...COMPILE_LIMITS } });
   for (const t of shape.objectTypes) {
     const fields: Record<string, string> = {};
     for (const [name, f] of t.fields) fields[name] = celTypeOf(f);
@@ -99,6 +105,7 @@ function runtimeOf(module: ModuleName): ModuleRuntime {
     env.registerVariable(name, celTypeOf(f), { description: descriptions.get(name) });
   }
   registerInList(env);
+  registerRe2Matches(env);
   rt = { env, shape };
   runtimes.set(module, rt);
   return rt;
@@ -203,6 +210,16 @@ function compileUncached(module: ModuleName, expression: string, known: Readonly
   }
   const checked = program.check();
   if (!checked.valid) return toCelError(checked.error, expression, "type_error");
+  const nesting = comprehensionNesting(program.ast as never, MAX_COMPREHENSION_NESTING);
+  if (nesting.offender) {
+    return {
+      ok: false,
+      code: "too_complex",
+      message: `comprehensions (exists, all, map, filter...) may be nested at most ${MAX_COMPREHENSION_NESTING} deep`,
+      position: positionAt(expression, (nesting.offender as { start: number }).start),
+    };
+  }
+  meterComprehensions(program.ast as never);
   if (checked.type !== "bool" && checked.type !== "dyn") {
     return {
       ok: false,
@@ -224,7 +241,8 @@ function compileUncached(module: ModuleName, expression: string, known: Readonly
 function toCelError(e: unknown, expression: string, fallback: CelErrorCode): CelError {
   const err = e as { code?: string; summary?: string; message?: string; range?: { start: number } };
   let code: CelErrorCode = fallback;
-  if (err?.code === "computed_list_lookup" || err?.code === "unknown_list") code = err.code;
+  if (err?.code === "computed_list_lookup" || err?.code === "unknown_list" || err?.code === "invalid_regex") code = err.code;
+  if (err?.code === "limit_exceeded") code = "too_complex";
   let message = err?.summary ?? err?.message ?? String(e);
   if (/^Unknown variable: lists$/.test(message)) {
     message = 'lists can only be used as the second argument of in_list(value, lists["<name>"])';
@@ -276,7 +294,8 @@ export function evaluate(
   context[LISTS_KEY] = listData;
   let value: unknown;
   try {
-    value = compiled.program(context);
+    // A fresh budget of comprehension steps per evaluation (cost.ts).
+    value = withBudget(() => compiled.program(context));
   } catch (e) {
     const err = e as { summary?: string; message?: string };
     return { matched: false, error: err?.summary ?? err?.message ?? String(e) };

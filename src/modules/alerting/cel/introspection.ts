@@ -30,7 +30,7 @@ export const RULE_FUNCTIONS: readonly IntrospectionFunction[] = [
   { name: "contains", signature: "string.contains(string) -> bool", description: "Substring test" },
   { name: "startsWith", signature: "string.startsWith(string) -> bool", description: "Prefix test" },
   { name: "endsWith", signature: "string.endsWith(string) -> bool", description: "Suffix test" },
-  { name: "matches", signature: "string.matches(regex) -> bool", description: "Regular expression test (RE2 syntax subset)" },
+  { name: "matches", signature: "string.matches(regex) -> bool", description: "Regular expression test, RE2 syntax, matched in linear time (no backreferences or lookaround); true when the pattern matches anywhere in the string (anchor with ^ and $)" },
   { name: "lowerAscii", signature: "string.lowerAscii() -> string", description: "ASCII lowercase" },
   { name: "in", signature: "value in list -> bool", description: "Membership in a list (e.g. \"TLSv1.0\" in protocol)" },
   { name: "timestamp", signature: "timestamp(string) -> timestamp", description: "Parses an RFC 3339 time, e.g. timestamp(cert.not_after)" },

@@ -4,7 +4,7 @@
 // GET /api/cert-watcher/security-standards.
 import { IANA_CIPHER_SUITES, IANA_NAMED_GROUPS } from "./iana-registry";
 import { MOZILLA_GUIDELINES, type MozillaGuidelineVersion, type MozillaProfile } from "./mozilla-guidelines";
-import { namedGroupCode, suiteAnatomy, suiteWeaknesses, type SuiteAnatomy, type TlsVersionName } from "./suites";
+import { anatomyOf, namedGroupCode, suiteWeaknesses, type SuiteAnatomy, type TlsVersionName } from "./suites";
 
 export type FrameworkId = "fips-140" | "nist-sp-800-52r2" | "pci-dss-4.0.1" | "mozilla-intermediate" | "mozilla-modern";
 
@@ -44,7 +44,7 @@ export interface FrameworkDefinition {
   readonly certificate: CertificateRules;
 }
 
-const ALL_SUITES: SuiteAnatomy[] = IANA_CIPHER_SUITES.map(suiteAnatomy).filter((a) => !a.scsv);
+const ALL_SUITES: SuiteAnatomy[] = IANA_CIPHER_SUITES.map((s) => anatomyOf(s.code)).filter((a) => !a.scsv);
 const suitesWhere = (p: (a: SuiteAnatomy) => boolean): CodeAndName[] =>
   ALL_SUITES.filter(p).map(({ code, name }) => ({ code, name }));
 const suitesNamed = (names: readonly string[]): CodeAndName[] => {

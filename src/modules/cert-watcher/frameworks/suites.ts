@@ -84,8 +84,12 @@ export function namedGroupCode(name: string): number | undefined {
   if (/^0x[0-9a-f]{1,4}$/.test(lower)) return parseInt(lower, 16);
   return GROUP_BY_NAME.get(GROUP_ALIASES[lower] ?? lower)?.code;
 }
+const ANATOMY = new Map<number, SuiteAnatomy>();
+/** The anatomy of a code point, derived once per process (tables are built from it at import). */
 export function anatomyOf(code: number): SuiteAnatomy {
-  return suiteAnatomy({ code, name: cipherSuiteName(code) });
+  let a = ANATOMY.get(code);
+  if (!a) ANATOMY.set(code, (a = suiteAnatomy({ code, name: cipherSuiteName(code) })));
+  return a;
 }
 
 export interface WeakSuiteFinding {

@@ -19,24 +19,13 @@
  * Lookup failures fill `error` (and never throw); names that failed do not make
  * the certificate unauthorised.
  */
-import type { DnsResolver, DnsResponse } from "../../dns/doh";
+import type { DnsResolver, DnsResponse } from "../../../platform/dns/doh";
 import { classifyCertificateName } from "../cert/names";
+import type { CaaEvaluation } from "../events";
 import { issuerCaaMapping, normalizeIssuerDomain } from "./issuers";
 
-/** The `caa.*` fields of the CT-Log event, exactly. */
-export interface CaaEvaluation {
-  has_records: boolean;
-  authorized: boolean;
-  /** issue / issuewild values found in the relevant RRsets, raw, de-duplicated. */
-  records: string[];
-  /** "" when every lookup succeeded. */
-  error: string;
-  /** Every domain whose CAA RRset was looked up, in climb order. */
-  checked_names: string[];
-  /** CA names the issuer DN maps to. */
-  issuer_candidates: string[];
-  evaluated_at: string;
-}
+/** The `caa.*` fields of the CT-Log event, declared with the event (../events.ts). */
+export type { CaaEvaluation };
 
 export interface CaaRecord {
   flags: number;

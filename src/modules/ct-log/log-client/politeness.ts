@@ -1,8 +1,11 @@
 /**
- * Politeness per log: a request rate, retries with exponential backoff and full
- * jitter on 429/5xx and network failures, Retry-After honoured, a per-request
- * timeout. Time is injected (clock + sleeper + random), so tests record delays
- * instead of sleeping.
+ * Politeness per log: a request rate, a cap on requests in flight, retries with
+ * exponential backoff and full jitter on 429/5xx and network failures, Retry-After
+ * honoured, a per-request timeout. A 429 or 5xx pauses every request to the log
+ * (not only the one that got it) until its Retry-After or backoff has passed: the
+ * log said it is overloaded, so the requests in flight beside it should not press on.
+ * Time is injected (clock + sleeper + random), so tests record delays instead of
+ * sleeping.
  */
 import { LogHttpError } from "./types";
 
@@ -18,6 +21,8 @@ export const realSleep: Sleeper = (ms) => new Promise((resolve) => setTimeout(re
 export interface PolitenessOptions {
   /** Maximum request rate to this log; 0 or absent = unlimited. */
   requestsPerSecond?: number;
+  /** Requests to this log in flight at once (default 1); retries wait for a free place like new requests. */
+  concurrency?: number;
   /** Retries after the first attempt (default 5). */
   maxRetries?: number;
   /**
@@ -56,11 +61,16 @@ export function isRetryableStatus(status: number): boolean {
 /** A fetch wrapper holding one log's politeness state. */
 export class PoliteFetcher {
   private nextSlot = 0;
+  /** Until when every request waits: set by a 429/5xx answer (Retry-After or backoff). */
+  private pausedUntil = 0;
+  private inFlight = 0;
+  private readonly waiting: (() => void)[] = [];
   readonly opts: Required<Omit<PolitenessOptions, "fetch">> & { fetch: typeof fetch };
 
   constructor(opts: PolitenessOptions = {}) {
     this.opts = {
       requestsPerSecond: opts.requestsPerSecond ?? 0,
+      concurrency: Math.max(1, Math.floor(opts.concurrency ?? 1)),
       maxRetries: opts.maxRetries ?? 5,
       maxNetworkRetries: opts.maxNetworkRetries ?? opts.maxRetries ?? 5,
       baseBackoffMs: opts.baseBackoffMs ?? 1000,
@@ -74,14 +84,27 @@ export class PoliteFetcher {
     };
   }
 
-  /** Waits for this log's next request slot. */
+  /** Waits for this log's next request slot (after any pause a 429/5xx imposed). */
   private async throttle(): Promise<void> {
+    const pause = this.pausedUntil - this.opts.clock.now();
+    if (pause > 0) await this.opts.sleep(pause);
     const rps = this.opts.requestsPerSecond;
     if (!rps || rps <= 0) return;
     const now = this.opts.clock.now();
     const slot = Math.max(now, this.nextSlot);
     this.nextSlot = slot + 1000 / rps;
     if (slot > now) await this.opts.sleep(slot - now);
+  }
+
+  /** Takes one of the log's `concurrency` places; the returned function gives it back. */
+  private async acquire(): Promise<() => void> {
+    if (this.inFlight >= this.opts.concurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.inFlight++;
+    return () => {
+      const next = this.waiting.shift();
+      if (next) next(); // the place passes on directly
+      else this.inFlight--;
+    };
   }
 
   /** Backoff before retry number `attempt` (0-based): full jitter over base*2^attempt, capped. */
@@ -115,9 +138,10 @@ export class PoliteFetcher {
     let lastStatus = 0;
     let networkFailures = 0;
     for (let attempt = 0; ; attempt++) {
-      await this.throttle();
       let delay: number | undefined;
+      const release = await this.acquire();
       try {
+        await this.throttle();
         const res = await this.once(url, init);
         if (!isRetryableStatus(res.status)) return res;
         lastStatus = res.status;
@@ -127,12 +151,19 @@ export class PoliteFetcher {
       } catch (err) {
         lastStatus = 0;
         lastError = (err as Error).message || String(err);
-        if (!lastError.startsWith("timeout after")) networkFailures++;
+        // A timeout or a connection dropped mid-request (a pooled keep-alive connection the
+        // server had closed) is worth another try; an unreachable host (DNS, refused) is not.
+        if (!lastError.startsWith("timeout after") && !/connection lost|connection reset|ECONNRESET/i.test(lastError)) networkFailures++;
+      } finally {
+        release();
       }
       if (attempt >= this.opts.maxRetries || networkFailures > this.opts.maxNetworkRetries) {
         throw new LogHttpError(url, lastStatus, `${lastError} from ${url} after ${attempt + 1} attempts`);
       }
-      await this.opts.sleep(delay ?? this.backoffDelay(attempt));
+      const wait = delay ?? this.backoffDelay(attempt);
+      // The log is overloaded (429/5xx): nobody else asks it before this retry would.
+      if (lastStatus !== 0) this.pausedUntil = Math.max(this.pausedUntil, this.opts.clock.now() + wait);
+      await this.opts.sleep(wait);
     }
   }
 }

@@ -14,8 +14,7 @@
  * root: a log (or a path to it) that lies about a single node is caught here,
  * exactly like a tampered entry is caught later.
  */
-import { CollapsedMerkleTree, hashChildren } from "../merkle";
-import { TILE_WIDTH } from "../wire/static-ct";
+import { CollapsedMerkleTree } from "../merkle";
 import { bytesEqual, toBase64 } from "../wire/bytes";
 import type { Rfc6962Client } from "./rfc6962-client";
 import type { StaticCtClient } from "./static-ct-client";
@@ -40,18 +39,8 @@ export function subtreeDecomposition(size: number): { level: number; index: numb
   return out;
 }
 
-async function foldPerfect(hashes: Uint8Array[]): Promise<Uint8Array> {
-  let layer = hashes;
-  while (layer.length > 1) {
-    const next: Uint8Array[] = [];
-    for (let i = 0; i < layer.length; i += 2) next.push(await hashChildren(layer[i], layer[i + 1]));
-    layer = next;
-  }
-  return layer[0];
-}
-
-async function checkRoot(tree: CollapsedMerkleTree, sth: SignedTreeHead, how: string): Promise<CollapsedMerkleTree> {
-  const root = await tree.root();
+function checkRoot(tree: CollapsedMerkleTree, sth: SignedTreeHead, how: string): CollapsedMerkleTree {
+  const root = tree.root();
   if (!bytesEqual(root, sth.rootHash)) {
     throw new StartTreeMismatchError(
       `${how}: subtree roots at size ${sth.treeSize} hash to ${toBase64(root)}, the signed root is ${toBase64(sth.rootHash)}`,
@@ -62,24 +51,8 @@ async function checkRoot(tree: CollapsedMerkleTree, sth: SignedTreeHead, how: st
 
 /** The verified collapsed tree at `sth.treeSize` of a static-ct-api log, from its hash tiles. */
 export async function staticCtTreeAt(client: StaticCtClient, sth: SignedTreeHead): Promise<CollapsedMerkleTree> {
-  const tiles = new Map<string, Promise<Uint8Array[]>>();
-  const tile = (level: number, index: number) => {
-    const key = `${level}/${index}`;
-    let t = tiles.get(key);
-    if (!t) tiles.set(key, (t = client.getHashTile(level, index, sth.treeSize)));
-    return t;
-  };
   const nodes: Uint8Array[] = [];
-  for (const { level, index } of subtreeDecomposition(sth.treeSize)) {
-    const tileLevel = Math.floor(level / 8);
-    const width = 2 ** (level % 8); // hashes of tile level folded into this node
-    const first = index * width; // index of the first of them at level 8*tileLevel
-    const hashes = await tile(tileLevel, Math.floor(first / TILE_WIDTH));
-    const offset = first % TILE_WIDTH;
-    const slice = hashes.slice(offset, offset + width);
-    if (slice.length !== width) throw new LogDataError(`hash tile ${tileLevel}: too short for node ${level}/${index}`);
-    nodes.push(await foldPerfect(slice));
-  }
+  for (const { level, index } of subtreeDecomposition(sth.treeSize)) nodes.push(await client.nodeAt(level, index, sth.treeSize));
   return checkRoot(CollapsedMerkleTree.fromSubtreeRoots(sth.treeSize, nodes), sth, "static-ct hash tiles");
 }
 
@@ -95,6 +68,6 @@ export async function rfc6962TreeAt(client: Rfc6962Client, sth: SignedTreeHead):
   } catch (err) {
     throw new LogDataError(`get-proof-by-index: ${(err as Error).message}`);
   }
-  await tree.append(last.leafHash);
+  tree.append(last.leafHash);
   return checkRoot(tree, sth, "RFC 6962 audit path");
 }

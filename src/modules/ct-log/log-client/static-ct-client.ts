@@ -7,7 +7,9 @@ import { CtWireError, bytesEqual, sha256, toHex } from "../wire/bytes";
 import { parseCheckpoint, verifyCheckpoint } from "../wire/checkpoint";
 import type { LogPublicKey } from "../wire/digitally-signed";
 import { TILE_WIDTH, issuerPath, maybeGunzip, parseDataTile, parseHashTile, tileLeafHash, tilePath, type TileLeaf } from "../wire/static-ct";
+import { CollapsedMerkleTree, hashChildren, rangeDecomposition } from "../merkle";
 import { PoliteFetcher, type PolitenessOptions } from "./politeness";
+import { staticCtTreeAt } from "./start-tree";
 import { withTrailingSlash } from "./rfc6962-client";
 import {
   EntryRangeError,
@@ -42,6 +44,9 @@ export interface StaticCtClientOptions extends PolitenessOptions {
   issuerCache?: IssuerCache;
 }
 
+/** Hash tiles kept per client (8 KiB each). */
+const HASH_TILE_CACHE = 64;
+
 /** "https://log.example/2025h2/" -> "log.example/2025h2". */
 export function originFromSubmissionUrl(submissionUrl: string): string {
   return submissionUrl.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/\/+$/, "");
@@ -57,6 +62,7 @@ export class StaticCtClient implements LogClient {
   readonly issuers: IssuerCache;
   lastTreeHead?: SignedTreeHead;
   private lastTile?: { index: number; width: number; leaves: TileLeaf[] };
+  private readonly hashTiles = new Map<string, Promise<Uint8Array[]>>();
 
   constructor(opts: StaticCtClientOptions) {
     this.baseUrl = withTrailingSlash(opts.monitoringUrl);
@@ -142,12 +148,29 @@ export class StaticCtClient implements LogClient {
   /**
    * Reads one hash tile (tlog-tiles level >= 0) as it is in a tree of
    * `treeSize`: width = the hashes of that level complete in the tree, up to 256.
-   * Used to learn the subtree roots of a tree the monitor did not read from 0.
+   * Full tiles never change, so they are kept (a few dozen: the ones near the right
+   * edge of the tree, which every batch's proof reads again).
    */
   async getHashTile(level: number, index: number, treeSize: number): Promise<Uint8Array[]> {
     const complete = Math.floor(treeSize / TILE_WIDTH ** level);
     const width = Math.min(TILE_WIDTH, complete - index * TILE_WIDTH);
     if (width <= 0) throw new EntryRangeError(`hash tile ${level}/${index} is past tree size ${treeSize}`);
+    const key = `${level}/${index}/${width}`;
+    let tile = this.hashTiles.get(key);
+    if (!tile) {
+      tile = this.fetchHashTile(level, index, width);
+      this.hashTiles.set(key, tile);
+      tile.catch(() => this.hashTiles.delete(key));
+      // Bounded: the oldest go first (a Map iterates in insertion order).
+      for (const k of this.hashTiles.keys()) {
+        if (this.hashTiles.size <= HASH_TILE_CACHE) break;
+        this.hashTiles.delete(k);
+      }
+    }
+    return tile;
+  }
+
+  private async fetchHashTile(level: number, index: number, width: number): Promise<Uint8Array[]> {
     let bytes = await this.getBytes(tilePath(level, index, width), width < TILE_WIDTH);
     if (bytes === null) bytes = (await this.getBytes(tilePath(level, index)))!;
     try {
@@ -155,6 +178,39 @@ export class StaticCtClient implements LogClient {
     } catch (err) {
       throw new LogDataError(`hash tile ${level}/${index}: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * The log's hash of the perfect subtree at `level` (2^level leaves) and `index`, in
+   * the tree of `treeSize`: a node of level h is in tile level floor(h/8), as the fold
+   * of 2^(h mod 8) consecutive hashes of one tile.
+   */
+  async nodeAt(level: number, index: number, treeSize: number): Promise<Uint8Array> {
+    const tileLevel = Math.floor(level / 8);
+    const width = 2 ** (level % 8);
+    const first = index * width;
+    const hashes = await this.getHashTile(tileLevel, Math.floor(first / TILE_WIDTH), treeSize);
+    const offset = first % TILE_WIDTH;
+    const slice = hashes.slice(offset, offset + width);
+    if (slice.length !== width) throw new LogDataError(`hash tile ${tileLevel}: too short for node ${level}/${index}`);
+    return foldPerfect(slice);
+  }
+
+  /**
+   * Whether `tree` (built from downloaded leaves) is a prefix of the signed tree: the
+   * tree is completed to `head.treeSize` with the log's own nodes for the rest
+   * (hash tiles), and the result must hash to the signed root. Our leaves enter the
+   * root unchanged, so a tampered entry can never verify.
+   */
+  async provesPrefix(tree: CollapsedMerkleTree, head: SignedTreeHead): Promise<boolean> {
+    if (tree.size > head.treeSize) return false;
+    const full = tree.clone();
+    for (const { level, index } of rangeDecomposition(tree.size, head.treeSize)) full.appendSubtree(level, await this.nodeAt(level, index, head.treeSize));
+    return bytesEqual(full.root(), head.rootHash);
+  }
+
+  treeAt(head: SignedTreeHead): Promise<CollapsedMerkleTree> {
+    return staticCtTreeAt(this, head);
   }
 
   /** An issuer certificate by SHA-256 fingerprint, from the cache or the log (checked against the fingerprint). */
@@ -168,30 +224,48 @@ export class StaticCtClient implements LogClient {
     return der;
   }
 
-  async getEntries(start: number, end: number, opts: GetEntriesOptions = {}): Promise<LogEntry[]> {
-    const treeSize = checkedTreeSize(start, end, opts.treeSize ?? this.lastTreeHead?.treeSize);
+  /** One request reads one data tile: [start, end of its tile). */
+  unitEnd(start: number, treeSize: number): number {
+    return Math.min(treeSize, (Math.floor(start / TILE_WIDTH) + 1) * TILE_WIDTH);
+  }
 
+  /** The entries [start, min(end, end of start's tile)) with ONE tile request. */
+  async fetchRange(start: number, end: number, treeSize: number): Promise<LogEntry[]> {
+    checkedTreeSize(start, end - 1, treeSize);
+    const t = Math.floor(start / TILE_WIDTH);
+    const leaves = await this.getDataTile(t, treeSize);
+    const to = Math.min(end, t * TILE_WIDTH + leaves.length);
     const out: LogEntry[] = [];
-    for (let t = Math.floor(start / TILE_WIDTH); t <= Math.floor(end / TILE_WIDTH); t++) {
-      const leaves = await this.getDataTile(t, treeSize);
-      const from = Math.max(start, t * TILE_WIDTH);
-      const to = Math.min(end, t * TILE_WIDTH + leaves.length - 1);
-      for (let i = from; i <= to; i++) {
-        const leaf = leaves[i - t * TILE_WIDTH];
-        if (leaf.leafIndex !== undefined && leaf.leafIndex !== i) {
-          throw new LogDataError(`entry ${i}: leaf_index extension says ${leaf.leafIndex}`);
-        }
-        const chain = this.resolveIssuers ? await Promise.all(leaf.chainFingerprints.map((fp) => this.getIssuer(fp))) : [];
-        out.push({
-          index: i,
-          leafHash: await tileLeafHash(leaf),
-          entry: leaf.entry,
-          preCertificate: leaf.preCertificate,
-          chain,
-          chainFingerprints: leaf.chainFingerprints,
-        });
-      }
+    for (let i = start; i < to; i++) {
+      const leaf = leaves[i - t * TILE_WIDTH];
+      if (leaf.leafIndex !== undefined && leaf.leafIndex !== i) throw new LogDataError(`entry ${i}: leaf_index extension says ${leaf.leafIndex}`);
+      out.push({
+        index: i,
+        leafHash: tileLeafHash(leaf),
+        entry: leaf.entry,
+        preCertificate: leaf.preCertificate,
+        chain: this.resolveIssuers ? await Promise.all(leaf.chainFingerprints.map((fp) => this.getIssuer(fp))) : [],
+        chainFingerprints: leaf.chainFingerprints,
+      });
     }
     return out;
   }
+
+  async getEntries(start: number, end: number, opts: GetEntriesOptions = {}): Promise<LogEntry[]> {
+    const treeSize = checkedTreeSize(start, end, opts.treeSize ?? this.lastTreeHead?.treeSize);
+    const out: LogEntry[] = [];
+    for (let next = start; next <= end; next = start + out.length) out.push(...(await this.fetchRange(next, end + 1, treeSize)));
+    return out;
+  }
+}
+
+/** Root of a perfect subtree from its 2^k leaves-level hashes. */
+export function foldPerfect(hashes: Uint8Array[]): Uint8Array {
+  let layer = hashes;
+  while (layer.length > 1) {
+    const next: Uint8Array[] = [];
+    for (let i = 0; i < layer.length; i += 2) next.push(hashChildren(layer[i], layer[i + 1]));
+    layer = next;
+  }
+  return layer[0];
 }

@@ -2,6 +2,7 @@
  * One interface for reading a CT log, whichever protocol it speaks (RFC 6962
  * get-sth/get-entries, or static-ct-api checkpoint and tiles).
  */
+import type { CollapsedMerkleTree } from "../merkle";
 import type { TimestampedEntry } from "../wire/rfc6962";
 
 /** A tree head whose signature has been verified with the log's key. */
@@ -48,6 +49,19 @@ export interface LogClient {
    * followed by further requests). end must be below the tree size.
    */
   getEntries(start: number, end: number, opts?: GetEntriesOptions): Promise<LogEntry[]>;
+  /** Where the request unit that starts at `start` ends (exclusive): a data tile, or a get-entries page. */
+  unitEnd(start: number, treeSize: number): number;
+  /** The entries from `start` that ONE request returns: at least one, at most up to `end` (exclusive), in order. */
+  fetchRange(start: number, end: number, treeSize: number): Promise<LogEntry[]>;
+  /**
+   * Whether `tree`, built from the leaves this monitor downloaded, is a prefix of the
+   * signed tree `head` (hash tiles or a consistency proof complete it to the head's
+   * size; the result must hash to the signed root). False on a mismatch; throws when
+   * the log cannot be read.
+   */
+  provesPrefix(tree: CollapsedMerkleTree, head: SignedTreeHead): Promise<boolean>;
+  /** The verified collapsed tree at the head's size, without reading the entries (a log started at its end). */
+  treeAt(head: SignedTreeHead): Promise<CollapsedMerkleTree>;
 }
 
 /** Base class of every log client failure. */

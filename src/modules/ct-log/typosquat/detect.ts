@@ -11,7 +11,8 @@
  * Evidence categories (stable snake_case ids, in this order):
  *   tld_change        same label (or lookalike label) under another public suffix
  *   confusable        the candidate's skeleton equals the protected one (or the match below needed skeletons)
- *   affix             the protected label inside a longer label ("paypal-login", "accountpaypal", "paypalcom")
+ *   affix             the protected label inside a longer label ("paypal-login", "accountpaypal", "paypalcom"),
+ *                     or the whole protected domain as labels below another domain ("paypal.com.evil.net")
  *   hyphenation       hyphens inserted into the label ("pay-pal"), or the label split by dots ("pay.pal.com")
  *   omission          one character left out ("paypl")                      protected label >= 4 characters
  *   repetition        one character doubled ("payypal")                     protected label >= 4 characters
@@ -178,6 +179,11 @@ export function detectLookalike(protectedDomain: ProtectedDomain | PreparedProte
       }
     }
   }
+  if (!verdict && containsProtectedLabels(name, domain, p.registrable)) {
+    // "paypal.com.evil.net": the whole protected domain as labels of another domain
+    // (a combosquat by subdomain). The candidate's own TLD is no evidence here.
+    return { candidate_domain: domain, evidence: ["affix"] };
+  }
   if (!verdict) return null;
   if (tldChanged) found.add("tld_change");
   else if (verdict.ev.length === 0 && !found.has("confusable")) return null; // same label, same suffix: the domain itself
@@ -187,6 +193,13 @@ export function detectLookalike(protectedDomain: ProtectedDomain | PreparedProte
   const out: LookalikeMatch = { candidate_domain: domain, evidence: EVIDENCE.filter((e) => found.has(e)) };
   if (distance !== undefined && (found.has("edit_distance") || found.has("omission") || found.has("repetition") || found.has("transposition"))) out.edit_distance = distance;
   return out;
+}
+
+/** Whether the labels of `name` below its registrable domain `domain` contain the labels of `protectedRegistrable` in a row. */
+export function containsProtectedLabels(name: string, domain: string, protectedRegistrable: string): boolean {
+  if (name.length <= domain.length + 1) return false;
+  const below = "." + name.slice(0, -(domain.length + 1)) + ".";
+  return below.includes("." + protectedRegistrable + ".");
 }
 
 /** How specific a verdict is: identical > hyphenation/single edit > edit distance > affix only. */

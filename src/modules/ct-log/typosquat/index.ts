@@ -20,7 +20,9 @@
  *              two edits leave one end intact unless they fall one in each half (a prefilter,
  *              not exhaustive: "bankofamerica" with one edit near each end is missed)
  *   affix      an Aho–Corasick automaton over the protected skeletons: a candidate
- *              containing one ("paypal-login") is found in one pass over its characters
+ *              containing one ("paypal-login") is found in one pass over its characters;
+ *              and the protected domains themselves, for names that carry one as labels
+ *              ("paypal.com.evil.net")
  *
  * Immutable: the cursor builds a new index when ct_filter_generation moves, so a
  * filter that is disabled, deleted or loses typosquat_enabled stops at the next batch.
@@ -108,6 +110,8 @@ function push<K>(m: Map<K, number[]>, k: K, v: number): void {
 
 export class TyposquatIndex {
   private readonly groups: Group[] = [];
+  /** Protected registrable domain -> its group ("paypal.com" in "paypal.com.evil.net"). */
+  private readonly byRegistrable = new Map<string, number>();
   private readonly exact = new Map<string, number[]>();
   private readonly deletion = new Map<number, number[]>();
   private readonly prefix4 = new Map<number, number[]>();
@@ -124,15 +128,14 @@ export class TyposquatIndex {
   /** Builds the index; rows whose pattern is not eligible (typosquatEligibility) are left out. */
   static from(rows: Iterable<TyposquatFilterRow>): TyposquatIndex {
     const index = new TyposquatIndex();
-    const byDomain = new Map<string, number>();
     for (const row of rows) {
       if (!typosquatEligibility(row.pattern).eligible) continue;
       const p = protectedDomainOf(row.pattern.trim().toLowerCase());
       if (!p) continue;
-      let g = byDomain.get(p.registrable);
+      let g = index.byRegistrable.get(p.registrable);
       if (g === undefined) {
         g = index.groups.push({ protected: prepareProtected(p), rows: [] }) - 1;
-        byDomain.set(p.registrable, g);
+        index.byRegistrable.set(p.registrable, g);
       }
       index.groups[g].rows.push(row);
       index.rowCount++;
@@ -286,6 +289,28 @@ export class TyposquatIndex {
     return found;
   }
 
+  /**
+   * Groups whose whole registrable domain appears as labels of a longer name
+   * ("paypal.com.evil.net"): every run of 2-4 labels that ends before the name's last
+   * two labels is looked up as a whole domain (at most a dozen Map lookups per name).
+   */
+  private labelRuns(name: string, found: Set<number> | null): Set<number> | null {
+    const dots: number[] = [];
+    for (let i = name.indexOf("."); i >= 0; i = name.indexOf(".", i + 1)) dots.push(i);
+    // At least 4 labels: a protected domain (2+) below a registrable domain (2+).
+    if (dots.length < 3) return found;
+    const starts = [0, ...dots.map((d) => d + 1)];
+    for (let s = 0; s < starts.length; s++) {
+      for (let k = 2; k <= 4; k++) {
+        const endDot = s + k - 1; // the run ends before dots[endDot]
+        if (endDot > dots.length - 2) break; // keep the name's last two labels out of the run
+        const g = this.byRegistrable.get(name.slice(starts[s], dots[endDot]));
+        if (g !== undefined) (found ??= new Set()).add(g);
+      }
+    }
+    return found;
+  }
+
   /** The groups a name's labels may imitate, or null. */
   private lookup(raw: string): Set<number> | null {
     let name = raw.toLowerCase();
@@ -295,7 +320,7 @@ export class TyposquatIndex {
     if (d1 <= 0) return null;
     const d2 = name.lastIndexOf(".", d1 - 1);
     const d3 = d2 > 0 ? name.lastIndexOf(".", d2 - 1) : -1;
-    let found: Set<number> | null = null;
+    let found: Set<number> | null = d3 > 0 ? this.labelRuns(name, null) : null;
     found = this.lookupLabel(name.slice(d2 + 1, d1), found, false);
     if (d2 > 0) {
       const last = name.slice(d2 + 1, d1);

@@ -6,9 +6,9 @@
  * Scanner agents are charged to their organization, each agent with its own bucket.
  */
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "./context";
-import { ApiError } from "./errors";
-import type { BucketSpec, GateDecision } from "../../durable-objects/org-gate";
+import type { AppEnv } from "../context";
+import { ApiError } from "../errors";
+import type { BucketSpec, GateDecision } from "./buckets";
 
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const limits = c.get("config").rateLimit;
@@ -42,7 +42,7 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
     "RateLimit-Reset": String(decision.resetSeconds),
   };
   if (!decision.allowed) {
-    throw new ApiError(429, "rate_limited", "Too many requests; retry later", undefined, {
+    throw new ApiError("rate_limited", "Too many requests; retry later", undefined, {
       ...headers,
       "Retry-After": String(Math.max(1, decision.retryAfterSeconds)),
     });

@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `invitations_org_email_open_unique` ON `invitations` (`organization_id`,`email`) WHERE accepted_at IS NULL;

@@ -1,0 +1,67 @@
+/**
+ * Weekly security audit reports (spec "Report").
+ *
+ *   reports          one row per (organization, report type, period): the spec's
+ *                    fields, the category scores, and the appendix (every monitored
+ *                    asset with its state at generation) as gzip+base64 JSON. UNIQUE
+ *                    (organization_id, report_type, period_start) makes generation
+ *                    idempotent: a second run's insert fails and its whole batch
+ *                    (findings, mail) with it.
+ *   report_findings  the fired audit rules of a report, worst first, with their
+ *                    evidence (at most REPORT_EVIDENCE_LIMIT items stored per finding;
+ *                    `evidence_total` counts them all).
+ *
+ * The PDF is not stored: it is rendered from these rows on download, byte for byte
+ * the same each time (src/modules/reports/pdf/render.ts is deterministic).
+ */
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { createdAt, id, organizationId } from "./columns";
+
+export const reports = sqliteTable(
+  "reports",
+  {
+    id: id(),
+    organizationId: organizationId(),
+    reportType: text("report_type", { enum: ["weekly"] }).notNull(),
+    periodStart: text("period_start").notNull(),
+    periodEnd: text("period_end").notNull(),
+    overallScore: integer("overall_score").notNull(),
+    grade: text("grade", { enum: ["A", "B", "C", "D", "F"] }).notNull(),
+    /** {dns, ct, certificates, rdap, coverage}: ints 0-100. */
+    categoryScores: text("category_scores", { mode: "json" }).$type<Record<string, number>>().notNull(),
+    /** The organization's name when the report was generated (printed on the PDF). */
+    organizationName: text("organization_name").notNull(),
+    generatedAt: text("generated_at").notNull(),
+    pdfFilename: text("pdf_filename").notNull(),
+    /** gzip+base64 of {collection_windows, assets}: the PDF's methodology windows and appendix. */
+    appendix: text("appendix").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("reports_org_type_period_unique").on(t.organizationId, t.reportType, t.periodStart),
+    index("reports_org_period_end_idx").on(t.organizationId, t.periodEnd),
+  ],
+);
+
+export const reportFindings = sqliteTable(
+  "report_findings",
+  {
+    id: id(),
+    organizationId: organizationId(),
+    reportId: integer("report_id")
+      .notNull()
+      .references(() => reports.id, { onDelete: "cascade" }),
+    /** Order in the report (worst first). */
+    position: integer("position").notNull(),
+    ruleId: text("rule_id").notNull(),
+    title: text("title").notNull(),
+    severity: text("severity").notNull(),
+    scoreImpact: integer("score_impact").notNull(),
+    category: text("category").notNull(),
+    affectedAssets: integer("affected_assets").notNull(),
+    /** Evidence items as the scoring engine produced them (newest first, capped). */
+    evidence: text("evidence", { mode: "json" }).$type<unknown[]>().notNull(),
+    evidenceTotal: integer("evidence_total").notNull(),
+  },
+  (t) => [index("report_findings_report_idx").on(t.reportId, t.position), index("report_findings_org_rule_idx").on(t.organizationId, t.ruleId)],
+);

@@ -1,0 +1,83 @@
+/**
+ * The certificate scan event (spec "Certificate scan event fields"): the variables
+ * alert rules (CEL) see for every accepted scan. Declared once, from the same field
+ * declarations as the agent contract's scan result (packages/scan-contract), so the
+ * event, the API validation and the agent's types cannot drift apart.
+ *
+ * The event is built from the monitor and target the job names (monitor_cn, dns_name,
+ * ip_address, connection_method), never from what the agent claims they were, and from
+ * the observed data as the Worker normalized it (protocol spellings, failure).
+ */
+import { z } from "zod";
+import { CONNECTION_METHODS, LeafCertificate, ScanResult } from "@trust-plane/scan-contract";
+import { variablesOf } from "../alerting/cel/variables/from-schema";
+
+const result = ScanResult.shape;
+
+/** The leaf as the event shows it: key size and curve stay in the scan details. */
+const EventCertificate = LeafCertificate.omit({ key_bits: true, curve: true });
+
+/** The one declaration of the event: its TypeScript type and its CEL variables come from it. */
+export const CertScanEventSchema = z.object({
+  monitor_cn: result.monitor_cn,
+  dns_name: result.dns_name,
+  ip_address: result.ip_address,
+  connection_method: z.enum(CONNECTION_METHODS).describe("direct_tls or starttls"),
+  protocol: result.protocol,
+  ciphers: result.ciphers,
+  named_groups: result.named_groups,
+  certificate: EventCertificate.nullable().describe("The leaf certificate served"),
+  validity_days: result.validity_days,
+  intermediates: result.intermediates,
+  validation_path: result.validation_path,
+  has_error: result.has_error,
+  error: result.error,
+});
+
+export type CertScanEvent = z.output<typeof CertScanEventSchema>;
+
+/** The CEL variable schema of certificate scan events (introspection, type checking). */
+export const certWatcherVariables = variablesOf(CertScanEventSchema);
+
+/** Whose scan it is: from the job's monitor and target. */
+export interface ScanSubject {
+  monitorCn: string;
+  sni: string;
+  ipAddress: string;
+  starttls: string | null;
+}
+
+/** What the Worker concluded from the accepted result (scan-result.ts). */
+export interface ObservedScan {
+  result: ScanResult;
+  /** Accepted versions in the spec's spelling. */
+  protocols: string[];
+  certificate: LeafCertificate | null;
+  validityDays: number | null;
+  hasError: boolean;
+  error: string;
+}
+
+export function buildCertScanEvent(subject: ScanSubject, observed: ObservedScan): CertScanEvent {
+  const r = observed.result;
+  let certificate: CertScanEvent["certificate"] = null;
+  if (observed.certificate) {
+    const { key_bits: _bits, curve: _curve, ...leaf } = observed.certificate;
+    certificate = leaf;
+  }
+  return {
+    monitor_cn: subject.monitorCn,
+    dns_name: subject.sni,
+    ip_address: subject.ipAddress,
+    connection_method: subject.starttls ? "starttls" : "direct_tls",
+    protocol: observed.protocols,
+    ciphers: r.ciphers,
+    named_groups: r.named_groups,
+    certificate,
+    validity_days: observed.validityDays,
+    intermediates: r.intermediates,
+    validation_path: r.validation_path,
+    has_error: observed.hasError,
+    error: observed.error,
+  };
+}

@@ -1,0 +1,237 @@
+/**
+ * One run of a log cursor: read, verify, match, publish, until the log is caught up
+ * or the run's time budget is spent. No Durable Object in here: state comes and goes
+ * through a CursorStore, verified batches leave through a CursorSink, so the loop is
+ * tested on its own (test/ct-log/cursor-run.test.ts).
+ *
+ *   read     the log's request units from the verified position towards the newest
+ *            signed tree head, as many in flight as its politeness allows (reader.ts)
+ *   match    every entry's leaf hash goes into a working copy of the collapsed Merkle
+ *            tree; its names through the filter and typosquat indexes (EntryMatcher)
+ *   verify   a batch (at least every COMMIT_INTERVAL_MS or COMMIT_ENTRIES, and at the
+ *            head and at the end of the budget) is proven a prefix of the signed tree:
+ *            static-ct-api completes the tree with the log's hash tiles, RFC 6962
+ *            checks a consistency proof (LogClient.provesPrefix)
+ *   publish  only then are its observations written (idempotent) and the verified
+ *            tree saved: nothing unverified is ever visible, and a restart re-reads
+ *            from the last saved tree (no gap) while publication ignores what it
+ *            already has (no duplicate)
+ *
+ * A batch that does not verify is cut down to its longest prefix that does (a binary
+ * search over its request units): that prefix is published, the log stops there with
+ * the mismatch recorded and backs off. A tampered entry is never published, nor
+ * anything after it, while every match before it is.
+ */
+import { CollapsedMerkleTree } from "../merkle";
+import type { CursorStatus } from "../cursor-contract";
+import type { EntryMatcher, LogRef, ObservedEntry } from "../ingest";
+import type { LogClient, SignedTreeHead } from "../log-client/types";
+import { toBase64 } from "../wire/bytes";
+import { readInOrder } from "./reader";
+import { initialStatus, type CursorRecord, type CursorSink, type CursorStore } from "./state";
+
+/** A batch is verified and published at least this often while reading... */
+export const COMMIT_INTERVAL_MS = 1_000;
+/** ... and at least every this many entries. */
+export const COMMIT_ENTRIES = 16_384;
+const BACKOFF_BASE_MS = 30_000;
+const BACKOFF_MAX_MS = 3600_000;
+/** Caught up with time left: the head is fetched again, and read on if the log grew by at least this much. */
+const MIN_GROWTH_TO_READ_ON = 256;
+
+export interface CursorRunInput {
+  log: LogRef;
+  client: LogClient;
+  /** A read-only log's final tree head (from the signed log list): read up to it, never ask the log for another. */
+  finalHead?: SignedTreeHead;
+  /** Where a log with no saved state starts: entry 0, or its current size (verified from the log's nodes). */
+  startPosition: "end" | "start";
+  store: CursorStore;
+  sink: CursorSink;
+  /** The matcher of the current filters; asked again before each batch, so a changed filter applies from the next batch. */
+  matcher: () => Promise<EntryMatcher>;
+  /** Request units asked ahead of the one being processed (the log's concurrency). */
+  ahead: number;
+  budgetMs: number;
+  /** The scheduler's clock: backoff decisions and the recorded times of the run. */
+  now: Date;
+  /** A clock in ms for the budget and batching (the runtime's). */
+  clock: () => number;
+  /** Gives the thread to other work (API requests) between request units. */
+  pause: () => Promise<void>;
+  /** Live view of the run (position read so far). */
+  onProgress?: (status: Omit<CursorStatus, "inProgress">) => void;
+  commitIntervalMs?: number;
+  commitEntries?: number;
+}
+
+export interface CursorRunResult {
+  status: Omit<CursorStatus, "inProgress">;
+  /** A backlog remains (the budget ran out before the head): run again at once. */
+  more: boolean;
+}
+
+/** The signed tree did not contain what was read; `published` entries before it were verified and published. */
+export class TreeMismatchError extends Error {
+  override name = "TreeMismatchError";
+  constructor(
+    readonly treeSize: number,
+    readonly signedRoot: string,
+    readonly verifiedPosition: number,
+  ) {
+    super(`the tree head of size ${treeSize} (root ${signedRoot}) does not contain the entries served after ${verifiedPosition}: stopped at ${verifiedPosition}`);
+  }
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+interface Batch {
+  start: number;
+  tree: CollapsedMerkleTree;
+  observed: ObservedEntry[];
+  /** The tree after each request unit: where a failed batch can be cut. */
+  boundaries: { tree: CollapsedMerkleTree; observed: number; lastEntryTimestamp: number }[];
+}
+
+export async function runCursor(input: CursorRunInput): Promise<CursorRunResult> {
+  const started = input.clock();
+  const nowMs = () => input.now.getTime() + (input.clock() - started);
+  const record: CursorRecord = (await input.store.load()) ?? { tree: null, status: initialStatus(input.log.logId, input.log.logName) };
+  const status = { ...record.status, logId: input.log.logId, logName: input.log.logName };
+  record.status = status;
+
+  if (status.backoffUntil && Date.parse(status.backoffUntil) > input.now.getTime()) {
+    status.runs += 1; // a run that found the cursor backing off
+    await input.store.save(record);
+    return { status, more: false };
+  }
+  status.lastRunAt = input.now.toISOString();
+  const verifiedBefore = status.entriesProcessed;
+  const deadline = started + input.budgetMs;
+  let more = false;
+
+  const noteHead = (head: SignedTreeHead) => {
+    status.treeSize = head.treeSize;
+    status.treeHeadAt = iso(head.timestamp);
+  };
+  const noteVerified = (tree: CollapsedMerkleTree, head: SignedTreeHead) => {
+    record.tree = tree.toJSON();
+    status.position = status.verifiedPosition = tree.size;
+    status.verifiedTreeHeadAt = iso(head.timestamp);
+    status.backlog = Math.max(0, (status.treeSize ?? tree.size) - tree.size);
+  };
+
+  /** Verifies the batch (or its longest verifiable prefix), publishes it, saves the record. */
+  const commit = async (batch: Batch, head: SignedTreeHead): Promise<CollapsedMerkleTree> => {
+    let good = batch.boundaries.length - 1;
+    if (!(await input.client.provesPrefix(batch.tree, head))) {
+      // The last boundary failed; the batch start is known good. Binary search between.
+      let lo = -1;
+      let hi = good;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        if (await input.client.provesPrefix(batch.boundaries[mid].tree, head)) lo = mid;
+        else hi = mid;
+      }
+      good = lo;
+    }
+    const cut = good >= 0 ? batch.boundaries[good] : null;
+    const tree = cut?.tree ?? null;
+    if (cut && tree) {
+      const observed = batch.observed.slice(0, cut.observed);
+      await input.sink.publish({ from: batch.start, to: tree.size, observed });
+      status.entriesProcessed += tree.size - batch.start;
+      status.matchesFound += observed.length;
+      status.lastEntryAt = iso(cut.lastEntryTimestamp);
+      noteVerified(tree, head);
+      await input.store.save(record);
+    }
+    if (good < batch.boundaries.length - 1) {
+      const at = tree?.size ?? batch.start;
+      status.lastMismatch = { treeSize: head.treeSize, signedRoot: toBase64(head.rootHash), verifiedPosition: at, at: iso(nowMs()) };
+      throw new TreeMismatchError(head.treeSize, toBase64(head.rootHash), at);
+    }
+    return tree!;
+  };
+
+  /** Reads [tree.size, head) until the budget is spent; returns the verified tree and whether the budget ran out. */
+  const readTowards = async (start: CollapsedMerkleTree, head: SignedTreeHead): Promise<{ tree: CollapsedMerkleTree; spent: boolean }> => {
+    const commitEntries = input.commitEntries ?? COMMIT_ENTRIES;
+    const commitIntervalMs = input.commitIntervalMs ?? COMMIT_INTERVAL_MS;
+    let verified = start;
+    let matcher = await input.matcher();
+    let batch: Batch = { start: start.size, tree: start.clone(), observed: [], boundaries: [] };
+    let lastCommit = input.clock();
+    for await (const entries of readInOrder(input.client, start.size, head.treeSize, head.treeSize, input.ahead)) {
+      for (const e of entries) batch.tree.append(e.leafHash);
+      for (const o of await matcher.observe(entries)) batch.observed.push(o);
+      batch.boundaries.push({ tree: batch.tree.clone(), observed: batch.observed.length, lastEntryTimestamp: entries[entries.length - 1].entry.timestamp });
+      status.position = batch.tree.size;
+      input.onProgress?.(status);
+      const t = input.clock();
+      const spent = t >= deadline;
+      if (spent || batch.tree.size === head.treeSize || batch.tree.size - batch.start >= commitEntries || t - lastCommit >= commitIntervalMs) {
+        verified = await commit(batch, head);
+        lastCommit = input.clock();
+        if (spent) return { tree: verified, spent: true };
+        matcher = await input.matcher();
+        batch = { start: verified.size, tree: verified.clone(), observed: [], boundaries: [] };
+      }
+      await input.pause();
+    }
+    return { tree: verified, spent: false };
+  };
+
+  try {
+    let head = input.finalHead ?? (await input.client.getTreeHead());
+    let headAt = input.clock();
+    noteHead(head);
+    let tree: CollapsedMerkleTree;
+    if (record.tree) {
+      tree = CollapsedMerkleTree.fromJSON(record.tree);
+    } else {
+      tree = input.startPosition === "start" ? CollapsedMerkleTree.empty() : await input.client.treeAt(head);
+      noteVerified(tree, head);
+      await input.store.save(record);
+    }
+    for (;;) {
+      if (tree.size >= head.treeSize) {
+        // A head of the size already verified must have the same root (a forged head otherwise).
+        if (tree.size === head.treeSize && !(await input.client.provesPrefix(tree, head))) {
+          status.lastMismatch = { treeSize: head.treeSize, signedRoot: toBase64(head.rootHash), verifiedPosition: tree.size, at: iso(nowMs()) };
+          throw new TreeMismatchError(head.treeSize, toBase64(head.rootHash), tree.size);
+        }
+        if (input.finalHead || input.clock() >= deadline || input.clock() - headAt < COMMIT_INTERVAL_MS) break;
+        const next = await input.client.getTreeHead();
+        headAt = input.clock();
+        if (next.treeSize > head.treeSize) noteHead(next);
+        if (next.treeSize < tree.size + MIN_GROWTH_TO_READ_ON) break;
+        head = next;
+        continue;
+      }
+      const r = await readTowards(tree, head);
+      tree = r.tree;
+      if (r.spent) {
+        more = tree.size < head.treeSize;
+        break;
+      }
+    }
+    status.position = status.verifiedPosition = tree.size;
+    status.backlog = Math.max(0, (status.treeSize ?? tree.size) - tree.size);
+    status.lastError = null;
+    status.consecutiveFailures = 0;
+    status.backoffUntil = null;
+  } catch (err) {
+    status.position = status.verifiedPosition;
+    status.lastError = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    status.consecutiveFailures += 1;
+    const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (status.consecutiveFailures - 1));
+    status.backoffUntil = iso(nowMs() + delay);
+    more = false;
+  }
+  status.runs += 1;
+  status.lastRunEntries = status.entriesProcessed - verifiedBefore;
+  status.lastRunMs = input.clock() - started;
+  await input.store.save(record);
+  return { status, more };
+}

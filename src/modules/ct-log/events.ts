@@ -1,0 +1,134 @@
+/**
+ * The CT-Log event (spec "CT-Log event fields"), declared ONCE: its TypeScript types,
+ * the CEL variables rules are type-checked against (and introspection lists), and the
+ * shape of the JSON stored per occurrence all come from this zod object.
+ *
+ * Two kinds share the one schema, so one rule language covers both:
+ *   kind "match"      a certificate named a name a filter matches (the spec's event)
+ *   kind "typosquat"  a certificate named a lookalike of a typosquat-protected filter's
+ *                     domain; `typosquat.*` says which and why, `caa` is not evaluated
+ * Every field is present in both kinds (a match has empty `typosquat.*` values), so a
+ * rule such as `typosquat.evidence.exists(e, e == "confusable")` simply does not match a
+ * filter match instead of failing on a missing field.
+ */
+import { z } from "zod";
+import { variablesOf } from "../alerting/cel/variables/from-schema";
+
+export const CtSctSchema = z.object({
+  log_id: z.string().describe("Log ID (base64)"),
+  timestamp: z.number().int().describe("SCT timestamp, milliseconds since the epoch"),
+  version: z.number().int().describe("SCT version (0 = v1)"),
+  hash_algorithm: z.string().describe("Hash algorithm of the SCT signature"),
+  signature_algorithm: z.string().describe("Signature algorithm of the SCT signature"),
+});
+
+/** The cert.* fields: the certificate (or precertificate) of one log entry. */
+export const CtEventCertSchema = z.object({
+  subject: z.string().describe("Subject common name"),
+  issuer: z.string().describe("Full issuer distinguished name"),
+  dns_names: z.array(z.string()).describe("All subject alternative names"),
+  sha256: z.string().describe("SHA-256 fingerprint (hex)"),
+  serial: z.string().describe("Serial number (hex)"),
+  not_before: z.string().describe("Start of validity, ISO 8601"),
+  not_after: z.string().describe("End of validity, ISO 8601"),
+  signature_algorithm: z.string().describe("Signature algorithm, e.g. sha256WithRSAEncryption"),
+  key_algorithm: z.string().describe("Public key algorithm, e.g. RSA, EC"),
+  key_size: z.number().int().optional().describe("Key size in bits (RSA/DSA only; absent otherwise, test with has())"),
+  is_precert: z.boolean().describe("True for a precertificate entry"),
+  log_name: z.string().describe("CT log of the entry"),
+  log_index: z.number().int().describe("Position of the entry in the log"),
+  aia_issuing: z.array(z.string()).describe("CA Issuers URLs (Authority Information Access)"),
+  ocsp_servers: z.array(z.string()).describe("OCSP responder URLs"),
+  scts: z.array(CtSctSchema).describe("Embedded signed certificate timestamps"),
+});
+
+/** The caa.* fields: the CAA check (RFC 8659) made when the entry was read. */
+export const CaaEvaluationSchema = z.object({
+  has_records: z.boolean().describe("Any CAA records exist"),
+  authorized: z.boolean().describe("The issuing CA is permitted"),
+  records: z.array(z.string()).describe("Issuance values found"),
+  error: z.string().describe("Lookup error, empty if none"),
+  checked_names: z.array(z.string()).describe("Names whose CAA records were checked"),
+  issuer_candidates: z.array(z.string()).describe("CA identifiers derived from the issuer"),
+  evaluated_at: z.string().describe("Time of the CAA check, ISO 8601"),
+});
+
+export const CtEventRateSchema = z.object({
+  count: z.number().int().describe("Matching certificates in the current window"),
+  window: z.string().describe("Window, e.g. 1h"),
+  precert_count: z.number().int().describe("Precertificates in the window"),
+  final_count: z.number().int().describe("Final certificates in the window"),
+  total_count: z.number().int().describe("All entries in the window"),
+});
+
+export const CtEventTyposquatSchema = z.object({
+  candidate_domain: z.string().describe('Registrable domain of the lookalike name, A-labels (e.g. "paypa1.com"); empty for a filter match'),
+  protected_domain: z.string().describe('The protected registrable domain: the filter\'s pattern (e.g. "paypal.com"); empty for a filter match'),
+  certificate_name: z.string().describe("The certificate name that is the lookalike, as observed; empty for a filter match"),
+  evidence: z
+    .array(z.string())
+    .describe(
+      "Why it is a lookalike, in this order: tld_change, confusable, affix, hyphenation, omission, repetition, transposition, edit_distance; " +
+        "internationalized names may add script_mixing, mixed_numbers, unsafe_characters, whole_script. Empty for a filter match",
+    ),
+  edit_distance: z
+    .number()
+    .int()
+    .optional()
+    .describe("Damerau-Levenshtein distance of the labels' skeletons, when an edit category applies (absent otherwise, test with has())"),
+});
+
+export const CtLogEventSchema = z.object({
+  kind: z.enum(["match", "typosquat"]).describe('"match": a name matched a filter; "typosquat": a name is a lookalike of a typosquat-protected filter\'s domain'),
+  cert: CtEventCertSchema.describe("The matched certificate or precertificate"),
+  caa: CaaEvaluationSchema.describe("CAA check at observation time against current DNS (typosquat events: not evaluated, caa.error says so)"),
+  rate: CtEventRateSchema.describe("Issuance rate for the filter (typosquat events: lookalikes of the protected domain)"),
+  typosquat: CtEventTyposquatSchema.describe("The lookalike (typosquat events; empty values for a filter match)"),
+  filter_id: z.number().int().describe("The matching filter (typosquat events: the protected filter)"),
+  matched_at: z.string().describe("When the match became visible (published after verification), ISO 8601"),
+});
+
+export type CtLogEvent = z.infer<typeof CtLogEventSchema>;
+export type CtEventCert = z.infer<typeof CtEventCertSchema>;
+export type CaaEvaluation = z.infer<typeof CaaEvaluationSchema>;
+export type CtEventRate = z.infer<typeof CtEventRateSchema>;
+export type CtEventTyposquat = z.infer<typeof CtEventTyposquatSchema>;
+
+/** The CEL variable schema of CT-Log events (introspection, type checking). */
+export const ctLogVariables = variablesOf(CtLogEventSchema);
+
+/** `typosquat` of a filter match: every field empty. */
+export const NO_TYPOSQUAT: CtEventTyposquat = { candidate_domain: "", protected_domain: "", certificate_name: "", evidence: [] };
+
+/** caa.* of an entry that only matched as a lookalike: no filter names it, so no CAA lookup is made. */
+export const CAA_NOT_EVALUATED: CaaEvaluation = {
+  has_records: false,
+  authorized: true,
+  records: [],
+  error: "not evaluated: typosquatting match only",
+  checked_names: [],
+  issuer_candidates: [],
+  evaluated_at: "",
+};
+
+export function buildMatchEvent(input: { cert: CtEventCert; caa: CaaEvaluation; rate: CtEventRate; filterId: number; matchedAt: string }): CtLogEvent {
+  return { kind: "match", cert: input.cert, caa: input.caa, rate: input.rate, typosquat: NO_TYPOSQUAT, filter_id: input.filterId, matched_at: input.matchedAt };
+}
+
+export function buildTyposquatEvent(input: {
+  cert: CtEventCert;
+  caa?: CaaEvaluation;
+  rate: CtEventRate;
+  filterId: number;
+  matchedAt: string;
+  typosquat: CtEventTyposquat;
+}): CtLogEvent {
+  const typosquat: CtEventTyposquat = {
+    candidate_domain: input.typosquat.candidate_domain,
+    protected_domain: input.typosquat.protected_domain,
+    certificate_name: input.typosquat.certificate_name,
+    evidence: input.typosquat.evidence,
+  };
+  if (input.typosquat.edit_distance !== undefined) typosquat.edit_distance = input.typosquat.edit_distance;
+  return { kind: "typosquat", cert: input.cert, caa: input.caa ?? CAA_NOT_EVALUATED, rate: input.rate, typosquat, filter_id: input.filterId, matched_at: input.matchedAt };
+}

@@ -1,0 +1,143 @@
+/**
+ * The CT event fan-out, off the ingest path.
+ *
+ * Producer (the log cursor, after a verified batch is published in D1): one small
+ * queue message per organization that got something, naming the log range; nothing
+ * else. The cursor goes on reading while the queue's consumer does the rest.
+ *
+ * Consumer (this Worker's queue handler): the (match, filter) pairs and typosquatting
+ * matches of those ranges whose event was not emitted yet are read back from D1 (one
+ * query per range, for all the organizations at once), their rates computed in one
+ * query per kind, and each organization's events handed to its AlertState in ONE call
+ * (emitEvents); then they are marked emitted. Every step is idempotent: a message delivered twice, or a range
+ * published again after a cursor restart, finds nothing left to emit, and an event
+ * evaluated but not marked (a crash in between) is recognised by its id.
+ */
+import { emitEvents, organizationsWithRules } from "../alerting/emit";
+import type { Db } from "../../db/client";
+import type { QueueContext } from "../../platform/queue";
+import { buildMatchEvent, buildTyposquatEvent, type CtLogEvent } from "./events";
+import type { LogRef, ObservedEntry } from "./ingest";
+import { filterRates, markMatchesEmitted, markTyposquatsEmitted, publishObservations, typosquatRates, unemittedMatches, unemittedTyposquats } from "./store";
+
+/** "Entries [from, to) of this log were published with something for this organization." */
+export interface CtLogPublished {
+  type: "ct-log.published";
+  organizationId: number;
+  logId: string;
+  from: number;
+  to: number;
+}
+
+/** The producer's side of the queue (the Queue binding satisfies it). */
+export interface PublishedQueue {
+  sendBatch(messages: Iterable<MessageSendRequest<CtLogPublished>>): Promise<unknown>;
+}
+
+/** A queue send takes at most 100 messages. */
+const MESSAGES_PER_SEND = 100;
+
+/** Publishes the observations of verified entries [from, to) and announces them to the fan-out. */
+export async function publishVerified(db: Db, queue: PublishedQueue, log: LogRef, from: number, to: number, observed: readonly ObservedEntry[]): Promise<void> {
+  const orgs = await publishObservations(db, log, observed);
+  const messages = orgs.map((organizationId) => ({ body: { type: "ct-log.published" as const, organizationId, logId: log.logId, from, to } }));
+  for (let i = 0; i < messages.length; i += MESSAGES_PER_SEND) await queue.sendBatch(messages.slice(i, i + MESSAGES_PER_SEND));
+}
+
+interface PendingEvent {
+  organizationId: number;
+  id: string;
+  event: CtLogEvent;
+}
+
+/**
+ * The events of the published ranges that were not emitted yet, for the organizations
+ * the messages name, and the rows to mark once they are. One query per log range and
+ * kind, one rate query per kind and publication time: not per organization.
+ */
+export async function unemittedEvents(db: Db, messages: readonly CtLogPublished[]) {
+  const ranges = new Map<string, { logId: string; from: number; to: number; orgs: Set<number> }>();
+  for (const m of messages) {
+    const key = `${m.logId} ${m.from} ${m.to}`;
+    const r = ranges.get(key) ?? { logId: m.logId, from: m.from, to: m.to, orgs: new Set<number>() };
+    r.orgs.add(m.organizationId);
+    ranges.set(key, r);
+  }
+  const matchRows = (await Promise.all([...ranges.values()].map((r) => unemittedMatches(db, r.logId, r.from, r.to, [...r.orgs])))).flat();
+  const lookalikeRows = (await Promise.all([...ranges.values()].map((r) => unemittedTyposquats(db, r.logId, r.from, r.to, [...r.orgs])))).flat();
+  // The same row may come from two ranges (a certificate in two logs): once is enough.
+  const matches = [...new Map(matchRows.map((m) => [`${m.matchId}:${m.filterId}`, m])).values()];
+  const lookalikes = [...new Map(lookalikeRows.map((t) => [t.id, t])).values()];
+
+  const events: PendingEvent[] = [];
+  for (const at of new Set(matches.map((m) => m.createdAt))) {
+    const rows = matches.filter((m) => m.createdAt === at);
+    const rates = await filterRates(db, rows.map((r) => r.filterId), at);
+    for (const r of rows) {
+      events.push({
+        organizationId: r.organizationId,
+        id: `ct-log:match:${r.matchId}:${r.filterId}`,
+        event: buildMatchEvent({ cert: r.cert, caa: r.caa, rate: rates.get(r.filterId)!, filterId: r.filterId, matchedAt: r.createdAt }),
+      });
+    }
+  }
+  for (const at of new Set(lookalikes.map((t) => t.detectedAt))) {
+    const rows = lookalikes.filter((t) => t.detectedAt === at);
+    const rates = await typosquatRates(db, rows.map((r) => r.filterId), at);
+    for (const r of rows) {
+      events.push({
+        organizationId: r.organizationId,
+        id: `ct-log:typosquat:${r.id}`,
+        event: buildTyposquatEvent({
+          cert: r.cert,
+          rate: rates.get(r.filterId)!,
+          filterId: r.filterId,
+          matchedAt: r.detectedAt,
+          typosquat: {
+            candidate_domain: r.candidateDomain,
+            protected_domain: r.protectedDomain,
+            certificate_name: r.certificateName,
+            evidence: r.evidence,
+            edit_distance: r.editDistance ?? undefined,
+          },
+        }),
+      });
+    }
+  }
+  return { events, matches, lookalikes };
+}
+
+/** Organizations whose AlertState is called at once by one consumer invocation. */
+const ORGANIZATIONS_AT_ONCE = 4;
+
+/**
+ * The queue handler of "ct-log.published": ONE alert-evaluation call per organization
+ * for everything the batch of messages published for it. Organizations without an
+ * enabled CT-Log rule are not called (nothing could fire). Every organization done is
+ * marked emitted; if one failed, the batch is retried and finds only what is left.
+ */
+export async function fanOutPublished(messages: CtLogPublished[], { env, db, now }: QueueContext): Promise<void> {
+  const { events, matches, lookalikes } = await unemittedEvents(db, messages);
+  if (events.length === 0) return;
+  const byOrg = new Map<number, PendingEvent[]>();
+  for (const e of events) byOrg.set(e.organizationId, [...(byOrg.get(e.organizationId) ?? []), e]);
+  const withRules = await organizationsWithRules(db, "ct-log", [...byOrg.keys()]);
+  const done = new Set([...byOrg.keys()].filter((org) => !withRules.has(org)));
+  const queue = [...withRules];
+  const failures: unknown[] = [];
+  const worker = async () => {
+    for (let org = queue.shift(); org !== undefined; org = queue.shift()) {
+      try {
+        await emitEvents(env, "ct-log", org, byOrg.get(org)!.map(({ id, event }) => ({ id, event })), now.getTime());
+        done.add(org);
+      } catch (err) {
+        failures.push(err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ORGANIZATIONS_AT_ONCE, queue.length) }, worker));
+  const at = now.toISOString();
+  await markMatchesEmitted(db, matches.filter((m) => done.has(m.organizationId)), at);
+  await markTyposquatsEmitted(db, lookalikes.filter((t) => done.has(t.organizationId)).map((t) => t.id), at);
+  if (failures.length) throw failures[0];
+}

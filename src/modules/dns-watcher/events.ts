@@ -1,0 +1,82 @@
+/**
+ * The DNS watcher change event (ADDENDUM 8), declared ONCE: its TypeScript type, the
+ * runtime shape and the CEL variable schema (alerting/cel/variables/dns-watcher.ts)
+ * all come from this zod object. `spf` and `dmarc` carry the parsed policy now and
+ * before the change; a side without a record has `record` "" and empty fields, so rules
+ * compare without has() checks (e.g. `spf.previous.all == "-all" && spf.current.all != "-all"`).
+ */
+import { z } from "zod";
+import { variablesOf } from "../alerting/cel/variables/from-schema";
+
+const spfSide = (when: string) =>
+  z
+    .object({
+      record: z.string().describe("The v=spf1 TXT record, empty if none"),
+      all: z.string().describe('The effective "all" with its qualifier (-all, ~all, +all, ?all), following redirect=; empty if absent'),
+      mechanisms: z.array(z.string()).describe("Mechanisms and modifiers in order, e.g. include:_spf.example.net, ip4:192.0.2.0/24"),
+      includes: z.array(z.string()).describe("Domains of include: mechanisms"),
+      lookup_count: z.number().int().describe("DNS-querying terms over the whole include/redirect tree (RFC 7208 limit 10)"),
+      allows_all: z.boolean().describe("The policy lets every sender pass (+all directly, through an include or redirect=)"),
+    })
+    .describe(`SPF policy ${when}`);
+
+const dmarcSide = (when: string) =>
+  z
+    .object({
+      record: z.string().describe("The v=DMARC1 TXT record at _dmarc, empty if none"),
+      p: z.string().describe("Policy: none, quarantine or reject; empty if no valid record"),
+      sp: z.string().describe("Subdomain policy, empty if not given"),
+      np: z.string().describe("Non-existent subdomain policy (RFC 9989), empty if not given"),
+      pct: z.number().int().describe("Percentage of mail the policy applies to (default 100)"),
+      t: z.boolean().describe("Testing mode (RFC 9989 t=y)"),
+      adkim: z.string().describe("DKIM alignment: r or s"),
+      aspf: z.string().describe("SPF alignment: r or s"),
+      rua: z.array(z.string()).describe("Aggregate report URIs"),
+      ruf: z.array(z.string()).describe("Failure report URIs"),
+    })
+    .describe(`DMARC policy ${when}`);
+
+export const DnsChangeEventSchema = z.object({
+  domain: z.string().describe("The watched domain"),
+  changed_records: z
+    .array(
+      z.object({
+        name: z.string().describe("Owner name of the record set"),
+        type: z.string().describe("Record type: A, AAAA, CNAME, MX, NS, TXT, CAA, SOA, DS, DNSKEY"),
+        old_values: z.array(z.string()).describe("Values before the change (presentation format)"),
+        new_values: z.array(z.string()).describe("Values after the change (presentation format); empty when the set was removed (confirmed NXDOMAIN/NODATA)"),
+      }),
+    )
+    .describe("Record sets whose change was confirmed by a second query"),
+  dnssec: z
+    .object({
+      validated: z.boolean().describe("The resolver validated the answers (AD bit)"),
+      status: z.string().describe("validated, insecure, bogus or unknown"),
+      previous_status: z.string().describe("The status before this resolution"),
+      error: z.string().describe("Validation error (SERVFAIL with its Extended DNS Errors), empty if none"),
+      ede_codes: z.array(z.number().int()).describe("Extended DNS Error codes (RFC 8914) of the failing answer"),
+    })
+    .describe("DNSSEC validation of the domain's answers"),
+  spf: z
+    .object({
+      current: spfSide("now"),
+      previous: spfSide("before the change"),
+      allows_all: z.boolean().describe("The current policy allows every sender"),
+      became_permissive: z.boolean().describe("The policy allows every sender now and did not before"),
+    })
+    .describe("Parsed SPF policy of the domain"),
+  dmarc: z
+    .object({
+      current: dmarcSide("now"),
+      previous: dmarcSide("before the change"),
+      regressions: z.array(z.string()).describe("What got worse: removed, policy_lowered, pct_lowered, testing_enabled, alignment_relaxed, reporting_removed"),
+      verdict: z.string().describe('The regressions in words ("DMARC weakened: policy lowered from reject to none"), empty if none'),
+    })
+    .describe("Parsed DMARC policy of the domain"),
+  resolved_at: z.string().describe("Resolution time, ISO 8601"),
+});
+
+export type DnsChangeEvent = z.infer<typeof DnsChangeEventSchema>;
+
+/** The CEL variable schema of dns-watcher events (introspection, type checking). */
+export const dnsWatcherVariables = variablesOf(DnsChangeEventSchema);

@@ -1,0 +1,31 @@
+/**
+ * The DNS watcher's scheduled work: `dns-watcher.resolve` runs at every Cron run
+ * (interval 0) and itself picks the domains that are due (due-domains.ts), so
+ * DNS_CHECK_INTERVAL_SECONDS applies per domain, not to the job.
+ */
+import type { Config } from "../../env";
+import type { JobRegistry } from "../../platform/scheduler";
+import { runDnsWatch, type DnsWatchSettings } from "./resolver-run";
+
+export function dnsWatchSettings(config: Config): DnsWatchSettings {
+  return {
+    resolverUrls: config.dohResolverUrls,
+    intervalSeconds: config.dnsCheckIntervalSeconds,
+    concurrency: config.dns.concurrency,
+    maxDomainsPerRun: config.dns.maxDomainsPerRun,
+    timeoutMs: config.dns.timeoutMs,
+  };
+}
+
+export function registerDnsWatcherJobs(jobs: JobRegistry): void {
+  jobs.register({
+    name: "dns-watcher.resolve",
+    intervalSeconds: 0,
+    run: async ({ env, config, db, now }) => {
+      const summary = await runDnsWatch({ db, env, settings: dnsWatchSettings(config), now });
+      // One line per run that did work: what an operator (and bench:dns) reads to see the cost of a run.
+      if (summary.due_domains > 0) console.log(`dns-watcher.resolve ${JSON.stringify(summary)}`);
+      return summary;
+    },
+  });
+}

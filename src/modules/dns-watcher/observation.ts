@@ -1,0 +1,70 @@
+/**
+ * What one resolution of a watched record set says, and what a domain's answers say
+ * about DNSSEC. Pure functions over DoH answers (src/platform/dns).
+ *
+ *  - `observe`: a DoH answer (or the error the client threw) becomes either values
+ *    (NOERROR with records, NODATA and NXDOMAIN are all "resolved"; the last two with no
+ *    values) or a lookup error (SERVFAIL, REFUSED, another RCODE, a transport fault, a
+ *    garbage or oversize answer). Only a resolved observation can ever change stored
+ *    values: an error is never "record removed".
+ *  - `classifyDnssec`: validated = every resolved answer of the domain had AD set;
+ *    insecure = resolved without AD, nothing bogus; bogus = an answer was SERVFAIL and the
+ *    same question resolves with CD (checking disabled) set; unknown = nothing resolved.
+ */
+import { DnsLookupError, type DnsResponse, type ExtendedDnsError } from "../../platform/dns/doh";
+import { canonicalRecordSet, PresentationError, type WatchedRecordType } from "../../platform/dns/presentation";
+
+export type Observation =
+  | { kind: "resolved"; rcode: "NOERROR" | "NXDOMAIN"; values: string[]; authenticData: boolean }
+  | { kind: "error"; rcode: string | null; error: string; ede: ExtendedDnsError[] };
+
+export function describeEde(ede: readonly ExtendedDnsError[]): string {
+  return ede.map((e) => `EDE ${e.code} ${e.name}${e.text ? `: ${e.text}` : ""}`).join("; ");
+}
+
+export function observe(type: WatchedRecordType, answer: DnsResponse | unknown): Observation {
+  if (answer instanceof Error || !answer || typeof answer !== "object" || !("rcode" in answer)) {
+    const e = answer as Error;
+    const code = e instanceof DnsLookupError ? e.code : "error";
+    return { kind: "error", rcode: null, error: `${code}: ${e?.message ?? String(answer)}`, ede: [] };
+  }
+  const r = answer as DnsResponse;
+  if (r.rcode !== "NOERROR" && r.rcode !== "NXDOMAIN") {
+    const ede = describeEde(r.ede);
+    return { kind: "error", rcode: r.rcode, error: `${r.rcode}${ede ? ` (${ede})` : ""}`, ede: r.ede };
+  }
+  try {
+    const values = r.rcode === "NXDOMAIN" ? [] : canonicalRecordSet(type, r.answers);
+    return { kind: "resolved", rcode: r.rcode, values, authenticData: r.authenticData };
+  } catch (err) {
+    if (err instanceof PresentationError) return { kind: "error", rcode: r.rcode, error: `unusable answer: ${err.message}`, ede: [] };
+    throw err;
+  }
+}
+
+export const sameValues = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+export type DnssecStatus = "validated" | "insecure" | "bogus" | "unknown";
+export const DNSSEC_STATUSES: readonly DnssecStatus[] = ["validated", "insecure", "bogus", "unknown"];
+
+export interface DnssecVerdict {
+  status: DnssecStatus;
+  /** Why validation failed (SERVFAIL with its Extended DNS Errors), "" otherwise. */
+  error: string;
+  ede: ExtendedDnsError[];
+}
+
+/**
+ * `observations`: the domain's answers this run. `cdProbe`: for a SERVFAIL among them,
+ * the same question asked again with CD set (null when none was needed or it failed).
+ */
+export function classifyDnssec(observations: readonly Observation[], cdProbe: Observation | null): DnssecVerdict {
+  const servfail = observations.find((o): o is Extract<Observation, { kind: "error" }> => o.kind === "error" && o.rcode === "SERVFAIL");
+  if (servfail && cdProbe?.kind === "resolved") {
+    const ede = describeEde(servfail.ede);
+    return { status: "bogus", error: `SERVFAIL, resolves with checking disabled${ede ? ` (${ede})` : ""}`, ede: servfail.ede };
+  }
+  const resolved = observations.filter((o): o is Extract<Observation, { kind: "resolved" }> => o.kind === "resolved");
+  if (resolved.length === 0) return { status: "unknown", error: "", ede: [] };
+  return { status: resolved.every((o) => o.authenticData) ? "validated" : "insecure", error: "", ede: [] };
+}

@@ -1,0 +1,143 @@
+/**
+ * One scheduled DNS resolution (`dns-watcher.resolve`, every Cron run), in five steps:
+ *
+ *  1. the due domains and their record sets (due-domains.ts: two queries);
+ *  2. the run's DNS questions, each distinct (name, type) asked once however many
+ *     organizations watch it, then the confirmations and CD probes (run-lookups.ts);
+ *  3. per domain, what changed: baselines, lookup errors, confirmed changes, SPF/DMARC
+ *     verdicts, DNSSEC status, the event (assessment.ts);
+ *  4. the writes: one bookkeeping statement for every domain where nothing happened, a
+ *     few bulk statements for state, guarded batches for changes (run-writes.ts);
+ *  5. the change events to alerting, for the changes this run's writes applied.
+ *
+ * An unchanged domain therefore costs one DoH query per record set and one row written.
+ */
+import type { Db } from "../../db/client";
+import type { Bindings } from "../../env";
+import { createDohClient } from "../../platform/dns/doh";
+import { emitEvent } from "../alerting/emit";
+import { assessDomain, type DomainAssessment } from "./assessment";
+import { selectDueDomains } from "./due-domains";
+import type { DnsChangeEvent } from "./events";
+import { askRunQuestions, inPool, spfDnsOver } from "./run-lookups";
+import { commitAssessments } from "./run-writes";
+
+export interface DnsWatchSettings {
+  resolverUrls: string[];
+  intervalSeconds: number;
+  concurrency: number;
+  maxDomainsPerRun: number;
+  timeoutMs: number;
+}
+
+export interface DnsRunContext {
+  db: Db;
+  env: Bindings;
+  settings: DnsWatchSettings;
+  /** The scheduled time. */
+  now: Date;
+  fetch?: typeof fetch;
+  /** Where change events go; defaults to emitEvent(env, "dns-watcher", ...). */
+  emit?: (organizationId: number, event: DnsChangeEvent) => Promise<unknown>;
+}
+
+export interface DnsRunSummary {
+  due_domains: number;
+  record_sets: number;
+  /** Distinct (name, type) resolved. */
+  distinct_queries: number;
+  /** HTTP requests sent to resolvers (first queries, confirmations, CD probes, SPF includes, retries). */
+  requests: number;
+  confirmations: number;
+  /** Confirmed record set changes (history rows of kind record). */
+  changes: number;
+  /** A difference the second query did not confirm. */
+  unconfirmed: number;
+  lookup_errors: number;
+  dnssec_changes: number;
+  facts: number;
+  events_emitted: number;
+  event_errors: number;
+  /** Domains whose processing failed unexpectedly (they stay due). */
+  failed_domains: number;
+  /** D1 statements executed for the writes, and D1's count of rows they wrote. */
+  write_statements: number;
+  rows_written: number;
+  duration_ms: number;
+  /** Where the time went: selecting, asking DNS (with confirmations), assessing, writing, emitting. */
+  phases_ms: { select: number; lookups: number; assess: number; write: number; events: number };
+}
+
+const emptySummary = (): DnsRunSummary => ({
+  due_domains: 0, record_sets: 0, distinct_queries: 0, requests: 0, confirmations: 0, changes: 0, unconfirmed: 0, lookup_errors: 0,
+  dnssec_changes: 0, facts: 0, events_emitted: 0, event_errors: 0, failed_domains: 0, write_statements: 0, rows_written: 0, duration_ms: 0,
+  phases_ms: { select: 0, lookups: 0, assess: 0, write: 0, events: 0 },
+});
+
+/** Domains assessed at once: assessment is CPU work plus SPF include lookups (memoized per run). */
+const ASSESSMENT_CONCURRENCY = 8;
+
+export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
+  const { settings } = ctx;
+  const started = Date.now();
+  const summary = emptySummary();
+  let mark = started;
+  const phaseDone = (phase: keyof DnsRunSummary["phases_ms"]) => {
+    const now = Date.now();
+    summary.phases_ms[phase] = now - mark;
+    mark = now;
+  };
+  const resolvedAt = ctx.now.toISOString();
+
+  const due = await selectDueDomains(ctx.db, ctx.now, settings.intervalSeconds, settings.maxDomainsPerRun);
+  summary.due_domains = due.length;
+  phaseDone("select");
+  if (due.length === 0) return summary;
+  summary.record_sets = due.reduce((n, d) => n + d.sets.length, 0);
+
+  const resolver = createDohClient({ resolverUrls: settings.resolverUrls, timeoutMs: settings.timeoutMs, fetch: ctx.fetch, onRequest: () => void summary.requests++ });
+  const answers = await askRunQuestions(due, resolver, settings.concurrency);
+  summary.distinct_queries = answers.distinctQuestions;
+  summary.confirmations = answers.confirmations;
+  phaseDone("lookups");
+
+  const spfDns = spfDnsOver(resolver);
+  const assessments: DomainAssessment[] = [];
+  await inPool(due, ASSESSMENT_CONCURRENCY, async (d) => {
+    try {
+      assessments.push(await assessDomain(d, answers, spfDns, resolvedAt));
+    } catch (err) {
+      summary.failed_domains++;
+      console.error(`dns-watcher: assessing ${d.name} failed: ${err instanceof Error ? err.stack : String(err)}`);
+    }
+  });
+
+  phaseDone("assess");
+  const commit = await commitAssessments(ctx.env.DB, assessments, resolvedAt);
+  summary.rows_written = commit.rowsWritten;
+  summary.write_statements = commit.statements;
+  summary.failed_domains += commit.failed.size;
+  for (const [id, reason] of commit.failed) console.error(`dns-watcher: writing the results of domain ${id} failed (it stays due): ${reason}`);
+  phaseDone("write");
+
+  const emit = ctx.emit ?? ((organizationId: number, event: DnsChangeEvent) => emitEvent(ctx.env, "dns-watcher", organizationId, event));
+  for (const a of assessments) {
+    summary.lookup_errors += a.lookupErrors;
+    summary.unconfirmed += a.unconfirmed;
+    if (commit.failed.has(a.domain.id)) continue;
+    summary.changes += a.changes.length;
+    summary.facts += a.history.reduce((n, h) => n + h.facts.length, 0);
+    if (a.dnssecChanged) summary.dnssec_changes++;
+    if (!a.event || !commit.applied.has(a.domain.id)) continue;
+    try {
+      await emit(a.domain.organizationId, a.event);
+      summary.events_emitted++;
+    } catch (err) {
+      summary.event_errors++;
+      console.error(`dns-watcher: change event for ${a.domain.name} (organization ${a.domain.organizationId}) not delivered to alerting: ${String(err)}`);
+    }
+  }
+  phaseDone("events");
+  summary.duration_ms = Date.now() - started;
+  return summary;
+}

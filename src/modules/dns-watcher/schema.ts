@@ -1,0 +1,136 @@
+/** Request and response schemas of the DNS watcher endpoints (ADDENDUM 8). */
+import { z } from "@hono/zod-openapi";
+import { limitOffsetQuery, pathId, sortOrder } from "../../platform/paging";
+import { DNS_CHECK_STATUSES, DNSSEC_STATUS_VALUES } from "../../db/schema/dns-watcher";
+import { WATCHED_RECORD_TYPES } from "../../platform/dns/presentation";
+import { safeMultilineText } from "../../platform/text";
+
+export const DOMAIN_SORT = ["domain_name", "enabled", "last_checked_at", "dnssec_status", "created_at"] as const;
+export const NOTES_MAX = 2000;
+
+const domainFields = {
+  id: z.number().int(),
+  domain_name: z.string().openapi({ example: "example.com", description: "Lowercase A-label, no trailing dot" }),
+  enabled: z.boolean(),
+  notes: z.string(),
+  last_checked_at: z.string().nullable().openapi({ description: "ISO 8601; null before the first scheduled resolution" }),
+  last_check_status: z.enum(DNS_CHECK_STATUSES).nullable().openapi({ description: "ok: every record set resolved; partial: some lookups failed (see last_check_detail); error: none resolved" }),
+  last_check_detail: z.string().nullable(),
+  dnssec_status: z.enum(DNSSEC_STATUS_VALUES).openapi({ description: "validated (AD set), insecure (no AD, not bogus), bogus (SERVFAIL that resolves with CD set), unknown" }),
+  created_at: z.string(),
+  updated_at: z.string(),
+};
+export const DnsDomain = z.object(domainFields).openapi("DnsDomain");
+
+export const DomainListQuery = limitOffsetQuery({ defaultLimit: 100, maxLimit: 1000 }).extend({
+  sort_by: z.enum(DOMAIN_SORT).default("domain_name"),
+  sort_order: sortOrder("asc"),
+  enabled: z.enum(["true", "false"]).optional().openapi({ description: "Only enabled (true) or disabled (false) domains" }),
+});
+export const DomainList = z
+  .object({ domains: z.array(DnsDomain), total: z.number().int(), limit: z.number().int(), offset: z.number().int(), sort_by: z.enum(DOMAIN_SORT), sort_order: z.enum(["asc", "desc"]) })
+  .openapi("DnsDomainList");
+
+export const CreateDomain = z
+  .object({
+    domain_name: z.string().max(300).openapi({ example: "example.com", description: "Domain to watch; Unicode names are stored as A-labels; internal zones (corp.test) are fine" }),
+    enabled: z.boolean().default(true),
+    notes: safeMultilineText(NOTES_MAX).default(""),
+  })
+  .openapi("CreateDnsDomain");
+export const DomainCreated = z.object({ id: z.number().int(), message: z.string(), quota_remaining: z.number().int() }).openapi("DnsDomainCreated");
+export const UpdateDomain = z
+  .object({ notes: safeMultilineText(NOTES_MAX).optional(), enabled: z.boolean().optional() })
+  .refine((b) => b.notes !== undefined || b.enabled !== undefined, { message: "give notes and/or enabled" })
+  .openapi("UpdateDnsDomain");
+export const Message = z.object({ message: z.string() }).openapi("DnsMessage");
+
+export const DomainIdParam = z.object({ domain_id: pathId("domain_id") });
+export const RecordIdParam = z.object({ domain_id: pathId("domain_id"), record_id: pathId("record_id") });
+
+export const RecordSet = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    type: z.enum(WATCHED_RECORD_TYPES),
+    values: z.array(z.string()).nullable().openapi({ description: "Canonical values (sorted, names lowercase with trailing dot, TTL left out); [] = NXDOMAIN/NODATA; null before the first resolution" }),
+    rcode: z.string().nullable(),
+    last_error: z.string().nullable().openapi({ description: "The last lookup error; the values stay those of the last successful resolution" }),
+    last_changed_at: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .openapi("DnsRecordSet");
+export const RecordSetList = z.object({ domain: z.string(), records: z.array(RecordSet) }).openapi("DnsRecordSetList");
+export const CreateRecordSet = z
+  .object({
+    name: z.string().min(1).max(300).openapi({ example: "_mta-sts.example.com", description: "The domain (or @) or a name below it" }),
+    type: z.enum(WATCHED_RECORD_TYPES),
+  })
+  .openapi("CreateDnsRecordSet");
+export const RecordSetCreated = z.object({ id: z.number().int(), message: z.string() }).openapi("DnsRecordSetCreated");
+
+const spfView = z
+  .object({
+    status: z.enum(["none", "ok", "permerror", "temperror"]),
+    record: z.string(),
+    mechanisms: z.array(z.string()),
+    includes: z.array(z.string()),
+    redirect: z.string(),
+    lookup_count: z.number().int(),
+    void_lookups: z.number().int(),
+    all: z.string(),
+    allows_all: z.boolean(),
+    allows_all_via: z.string(),
+    errors: z.array(z.string()),
+  })
+  .openapi("SpfPolicy");
+const dmarcView = z
+  .object({
+    record: z.string(),
+    valid: z.boolean(),
+    p: z.string(),
+    sp: z.string(),
+    np: z.string(),
+    pct: z.number().int(),
+    t: z.boolean(),
+    adkim: z.string(),
+    aspf: z.string(),
+    rua: z.array(z.string()),
+    ruf: z.array(z.string()),
+    psd: z.string(),
+    fo: z.string(),
+    errors: z.array(z.string()),
+  })
+  .openapi("DmarcPolicy");
+export const DomainDetail = z
+  .object({
+    ...domainFields,
+    records: z.array(RecordSet),
+    spf: spfView,
+    dmarc: dmarcView,
+    dnssec: z.object({ status: z.enum(DNSSEC_STATUS_VALUES), validated: z.boolean(), error: z.string() }),
+  })
+  .openapi("DnsDomainDetail");
+
+export const HistoryQuery = limitOffsetQuery({ defaultLimit: 30, maxLimit: 100 });
+export const History = z
+  .object({
+    domain: z.string(),
+    changes: z.array(
+      z.object({
+        id: z.number().int(),
+        observed_at: z.string(),
+        kind: z.enum(["record", "dnssec"]),
+        name: z.string(),
+        type: z.string().nullable(),
+        old_values: z.array(z.string()),
+        new_values: z.array(z.string()),
+        detail: z.string().openapi({ description: "The verdict in words" }),
+        analysis: z.record(z.string(), z.unknown()).nullable().openapi({ description: "For SPF/DMARC changes: previous and current parsed policy, regressions" }),
+      }),
+    ),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .openapi("DnsHistory");

@@ -1,0 +1,158 @@
+/**
+ * Certificate deployments, read from what the cert-watcher records: the audit
+ * columns of `cert_scans` (expired, has_error, legacy_protocol, weak_cipher,
+ * self_signed, set when the agent's result was accepted) and each target's pointer
+ * to its latest scan.
+ *
+ * Assets are the IP targets of the monitors (`cn:port (ip)`): enabled when both the
+ * target and its monitor are. Live, an endpoint counts by its latest scan, and a
+ * certificate that expired since that scan counts as expired (as the monitor
+ * indicators do); in a report, every scan inside the period counts.
+ */
+import { desc, eq, gte, lt, or } from "drizzle-orm";
+import { certMonitors, certScans, certTargets } from "../../../db/schema/cert-watcher";
+import { LEGACY_PROTOCOLS, validityStatus } from "../../cert-watcher/indicators";
+import type { MonitoredAsset } from "../document";
+import { coverageOf, iso, type AuditScope, type ModuleReading } from "./scope";
+import type { EndpointScan } from "./types";
+
+const scanColumns = {
+  scannedAt: certScans.scannedAt,
+  hasError: certScans.hasError,
+  error: certScans.error,
+  sha256: certScans.certSha256,
+  subject: certScans.certSubject,
+  issuer: certScans.certIssuer,
+  notAfter: certScans.certNotAfter,
+  expired: certScans.expired,
+  selfSigned: certScans.selfSigned,
+  protocols: certScans.protocols,
+  weakSuites: certScans.weakSuites,
+  cipherStatus: certScans.cipherStatus,
+  validationStatus: certScans.validationStatus,
+};
+
+/** A scan's audit columns (all null for a target never scanned: a left join). */
+interface ScanRow {
+  scannedAt: string | null;
+  hasError: boolean | null;
+  error: string | null;
+  sha256: string | null;
+  subject: string | null;
+  issuer: string | null;
+  notAfter: string | null;
+  expired: boolean | null;
+  selfSigned: boolean | null;
+  protocols: string[] | null;
+  weakSuites: unknown[] | null;
+  cipherStatus: string | null;
+  validationStatus: string | null;
+}
+
+const endpointName = (cn: string, port: number, ip: string) => `${cn}:${port} (${ip})`;
+
+function endpointScan(cn: string, port: number, ip: string, s: ScanRow, expiredNow: boolean): EndpointScan {
+  return {
+    hostname: cn,
+    port,
+    ip_address: ip,
+    scanned_at: s.scannedAt!,
+    has_error: s.hasError === true,
+    error: s.error ?? "",
+    sha256: s.sha256,
+    subject: s.subject,
+    issuer: s.issuer,
+    not_after: s.notAfter,
+    expired: s.expired === true || expiredNow,
+    self_signed: s.selfSigned === true,
+    legacy_protocols: (s.protocols ?? []).filter((p) => LEGACY_PROTOCOLS.includes(p)),
+    weak_suites: ((s.weakSuites ?? []) as { name?: string }[]).map((w) => w.name ?? "").filter(Boolean),
+  };
+}
+
+/** The appendix line of one endpoint. */
+function assetOf(name: string, enabled: boolean, s: ScanRow | null, now: Date): MonitoredAsset {
+  const base = { module: "cert-watcher" as const, asset: name, last_collected_at: s?.scannedAt ?? null };
+  if (!enabled) return { ...base, status: "paused", state: "Paused", detail: "target or monitor disabled" };
+  if (!s?.scannedAt) return { ...base, status: "pending", state: "Not yet scanned", detail: "" };
+  if (s.hasError) return { ...base, status: "problem", state: "Scan failed", detail: s.error ?? "" };
+  const validity = validityStatus(null, s.notAfter, now);
+  const legacy = (s.protocols ?? []).filter((p) => LEGACY_PROTOCOLS.includes(p));
+  const problems = [
+    validity === "expired" && "Expired",
+    legacy.length > 0 && "Legacy TLS",
+    s.cipherStatus === "weak" && "Weak ciphers",
+    s.selfSigned && "Self-signed",
+  ].filter(Boolean) as string[];
+  const detail = [
+    s.notAfter ? `${validity === "expired" ? "expired" : "expires"} ${s.notAfter.slice(0, 10)}` : "",
+    (s.protocols ?? []).join(", "),
+    s.validationStatus && s.validationStatus !== "trusted" ? `chain ${s.validationStatus.replace(/_/g, " ")}` : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
+  if (problems.length) return { ...base, status: "problem", state: problems.join(", "), detail };
+  if (validity === "expiring_soon") return { ...base, status: "attention", state: "Expiring soon", detail };
+  return { ...base, status: "ok", state: "Valid", detail };
+}
+
+export async function readCertificates(scope: AuditScope): Promise<ModuleReading<{ endpoint_scans: EndpointScan[] }>> {
+  const { t, now } = scope;
+  // Every target with its monitor and its latest scan: coverage, live facts and the appendix in one query.
+  const targets = await t.db
+    .select({
+      ip: certTargets.ipAddress,
+      targetEnabled: certTargets.enabled,
+      createdAt: certTargets.createdAt,
+      lastScanAt: certTargets.lastScanAt,
+      cn: certMonitors.cn,
+      port: certMonitors.port,
+      monitorEnabled: certMonitors.enabled,
+      ...scanColumns,
+    })
+    .from(certTargets)
+    .innerJoin(certMonitors, eq(certMonitors.id, certTargets.monitorId))
+    .leftJoin(certScans, eq(certScans.id, certTargets.lastScanId))
+    .where(t.where(certTargets))
+    .orderBy(certMonitors.cn, certMonitors.port, certTargets.ipAddress)
+    .all();
+
+  let endpoint_scans: EndpointScan[];
+  if (scope.scans === "latest") {
+    endpoint_scans = targets
+      .filter((r) => r.targetEnabled && r.monitorEnabled && r.scannedAt)
+      .map((r) => endpointScan(r.cn, r.port, r.ip, r, r.notAfter !== null && Date.parse(r.notAfter) <= now.getTime()));
+  } else {
+    const flagged = await t.db
+      .select({ cn: certMonitors.cn, port: certMonitors.port, ip: certScans.ipAddress, ...scanColumns })
+      .from(certScans)
+      .innerJoin(certMonitors, eq(certMonitors.id, certScans.monitorId))
+      .where(
+        t.where(
+          certScans,
+          gte(certScans.scannedAt, iso(scope.window.start)),
+          lt(certScans.scannedAt, iso(scope.window.end)),
+          or(eq(certScans.expired, true), eq(certScans.hasError, true), eq(certScans.legacyProtocol, true), eq(certScans.weakCipher, true), eq(certScans.selfSigned, true)),
+        ),
+      )
+      .orderBy(desc(certScans.scannedAt))
+      .limit(5000)
+      .all();
+    endpoint_scans = flagged.map((r) => endpointScan(r.cn, r.port, r.ip, r, false));
+  }
+
+  const coverage = coverageOf(
+    "cert-watcher",
+    scope,
+    targets.map((r) => ({
+      asset: endpointName(r.cn, r.port, r.ip),
+      enabled: r.targetEnabled && r.monitorEnabled,
+      createdAt: r.createdAt,
+      lastCollectedAt: r.lastScanAt,
+    })),
+  );
+  const assets = scope.withAssets
+    ? targets.map((r) => assetOf(endpointName(r.cn, r.port, r.ip), r.targetEnabled && r.monitorEnabled, r.scannedAt ? r : null, now))
+    : [];
+  return { facts: { endpoint_scans }, coverage, assets };
+}

@@ -1,0 +1,95 @@
+/**
+ * DNS, read from what the DNS watcher records: `dns_change_facts` (the facts
+ * contract: one row per confirmed change per kind, written with the history row) and
+ * the domains' last resolution and DNSSEC status.
+ *
+ * Kinds map to rules in scoring.ts: dmarc_weakened / dmarc_removed -> DMARC policy
+ * weakened; spf_allows_all -> SPF overly permissive; apex_changed -> critical apex
+ * records changed; mx_changed / ns_changed -> mail or nameserver records changed;
+ * dnssec_failed (and a domain currently `bogus`) -> DNSSEC validation regression.
+ */
+import { sql } from "drizzle-orm";
+import { dnsChangeFacts, dnsDomains, type DnsFactKind } from "../../../db/schema/dns-watcher";
+import type { MonitoredAsset } from "../document";
+import type { RuleId } from "../rules";
+import { DNS_KIND_RULES } from "../scoring";
+import { coverageOf, iso, jsonArray, type AuditScope, type ModuleReading } from "./scope";
+import type { AuditFacts, DnsChangeFact, DnsFacts } from "./types";
+
+interface ChangeRow {
+  domain_name: string;
+  kind: DnsFactKind;
+  record_name: string;
+  record_type: string | null;
+  old_values: string;
+  new_values: string;
+  detail: string;
+  observed_at: string;
+}
+
+export async function readDns(scope: AuditScope): Promise<ModuleReading<{ dns: DnsFacts }>> {
+  const { t } = scope;
+  // A week of changes can be thousands of rows: read only the newest `evidenceLimit` of
+  // each rule (a window function over the kinds' rule), and each rule's true counts. The
+  // DNSSEC rule is not cut: it also lists the domains failing now (scoring.ts).
+  const rule = sql.raw(`CASE kind ${Object.entries(DNS_KIND_RULES).map(([k, r]) => `WHEN '${k}' THEN '${r}'`).join(" ")} END`);
+  const inWindow = t.where(dnsChangeFacts, sql`${dnsChangeFacts.observedAt} >= ${iso(scope.window.start)}`, sql`${dnsChangeFacts.observedAt} < ${iso(scope.window.end)}`);
+  const [domains, changes, totals] = await Promise.all([
+    t.db
+      .select({
+        domain: dnsDomains.domainName,
+        enabled: dnsDomains.enabled,
+        createdAt: dnsDomains.createdAt,
+        lastCheckedAt: dnsDomains.lastCheckedAt,
+        lastCheckStatus: dnsDomains.lastCheckStatus,
+        lastCheckDetail: dnsDomains.lastCheckDetail,
+        dnssecStatus: dnsDomains.dnssecStatus,
+      })
+      .from(dnsDomains)
+      .where(t.where(dnsDomains))
+      .orderBy(dnsDomains.domainName)
+      .all(),
+    t.db.all<ChangeRow>(sql`SELECT domain_name, kind, record_name, record_type, old_values, new_values, detail, observed_at FROM (
+        SELECT *, ${rule} AS rule, row_number() OVER (PARTITION BY ${rule} ORDER BY observed_at DESC, id DESC) AS n
+        FROM ${dnsChangeFacts} WHERE ${inWindow})
+      WHERE n <= CASE rule WHEN 'dns.dnssec_regression' THEN 1000000 ELSE ${scope.evidenceLimit} END
+      ORDER BY observed_at DESC`),
+    t.db.all<{ rule: RuleId; evidence: number; assets: number }>(
+      sql`SELECT ${rule} AS rule, count(*) AS evidence, count(DISTINCT domain_name) AS assets FROM ${dnsChangeFacts} WHERE ${inWindow} GROUP BY 1`,
+    ),
+  ]);
+  const counts: AuditFacts["counts"] = Object.fromEntries(totals.filter((c) => c.rule !== "dns.dnssec_regression").map((c) => [c.rule, { evidence: c.evidence, assets: c.assets }]));
+
+  const dnsChanges: DnsChangeFact[] = changes.map((c) => ({
+    domain: c.domain_name,
+    kind: c.kind,
+    record_name: c.record_name,
+    record_type: c.record_type,
+    old_values: jsonArray(c.old_values),
+    new_values: jsonArray(c.new_values),
+    detail: c.detail,
+    observed_at: c.observed_at,
+  }));
+  const dnssec_failing = domains.filter((d) => d.enabled && d.dnssecStatus === "bogus").map((d) => ({ domain: d.domain, checked_at: d.lastCheckedAt }));
+
+  const coverage = coverageOf(
+    "dns-watcher",
+    scope,
+    domains.map((d) => ({ asset: d.domain, enabled: d.enabled, createdAt: d.createdAt, lastCollectedAt: d.lastCheckedAt })),
+  );
+  const changed = new Set(dnsChanges.map((c) => c.domain));
+  const assets: MonitoredAsset[] = scope.withAssets
+    ? domains.map((d): MonitoredAsset => {
+        const base = { module: "dns-watcher" as const, asset: d.domain, last_collected_at: d.lastCheckedAt };
+        const detail = `DNSSEC ${d.dnssecStatus}`;
+        if (!d.enabled) return { ...base, status: "paused", state: "Paused", detail };
+        if (!d.lastCheckedAt) return { ...base, status: "pending", state: "Not yet resolved", detail: "" };
+        if (d.lastCheckStatus === "error") return { ...base, status: "problem", state: "Lookups failing", detail: d.lastCheckDetail ?? detail };
+        if (d.dnssecStatus === "bogus") return { ...base, status: "problem", state: "DNSSEC failing", detail };
+        if (changed.has(d.domain)) return { ...base, status: "attention", state: "Changed", detail };
+        if (d.lastCheckStatus === "partial") return { ...base, status: "attention", state: "Some lookups failing", detail: d.lastCheckDetail ?? detail };
+        return { ...base, status: "ok", state: "Resolved", detail };
+      })
+    : [];
+  return { facts: { dns: { changes: dnsChanges, dnssec_failing } }, counts, coverage, assets };
+}

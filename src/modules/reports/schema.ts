@@ -1,0 +1,84 @@
+/** Request and response schemas of the reports and dashboard endpoints (spec "Reports and dashboard", "Report"). */
+import { z } from "@hono/zod-openapi";
+import { pathId } from "../../platform/paging";
+import { MONITORING_MODULES } from "../../platform/permissions";
+import { CATEGORY_IDS, FRAMEWORKS, GRADES, SEVERITIES } from "./rules";
+import { OVERVIEW_EVIDENCE_LIMIT } from "./service";
+
+const Grade = z.enum(GRADES.map((g) => g.grade) as ["A", "B", "C", "D", "F"]);
+const score = z.number().int().min(0).max(100);
+
+export const CategoryScores = z
+  .object(Object.fromEntries(CATEGORY_IDS.map((c) => [c, score])) as Record<(typeof CATEGORY_IDS)[number], typeof score>)
+  .openapi("CategoryScores", { description: "Each category starts at 100; every fired rule of it subtracts its impact (floor 0)." });
+
+export const Evidence = z
+  .object({
+    asset: z.string().openapi({ example: "shop.example.com:443 (192.0.2.20)", description: "Domain, `hostname:port (IP)`, CT names or module" }),
+    detail: z.string(),
+    observed_at: z.string().nullable(),
+    fingerprint: z.string().nullable().openapi({ description: "SHA-256 of the certificate involved" }),
+    old_value: z.string().nullable(),
+    new_value: z.string().nullable(),
+  })
+  .openapi("FindingEvidence");
+
+export const Finding = z
+  .object({
+    id: z.string().openapi({ example: "certificates.expired", description: "The audit rule that fired" }),
+    title: z.string(),
+    severity: z.enum(SEVERITIES),
+    score_impact: z.number().int(),
+    category: z.enum(CATEGORY_IDS),
+    condition: z.string(),
+    references: z.array(z.object({ id: z.string().openapi({ example: "A.8.20" }), framework: z.enum(FRAMEWORKS.map((f) => f.id) as ["soc2", "iso27001", "national"]), title: z.string() })),
+    affected_assets: z.number().int(),
+    evidence: z.array(Evidence).openapi({ description: `Newest first, at most ${OVERVIEW_EVIDENCE_LIMIT} items` }),
+    evidence_total: z.number().int(),
+  })
+  .openapi("Finding");
+
+export const SecurityOverview = z
+  .object({
+    success: z.literal(true),
+    data: z.object({
+      overall_score: score,
+      grade: Grade,
+      category_scores: CategoryScores,
+      findings: z.array(Finding),
+      generated_at: z.string(),
+      window: z.object({ start: z.string(), end: z.string() }).openapi({ description: "Changes observed in this window count (the last 7 days)" }),
+      coverage: z.array(
+        z.object({
+          module: z.enum(MONITORING_MODULES),
+          enabled_assets: z.number().int(),
+          stale_assets: z.number().int(),
+          expected_window_seconds: z.number().int(),
+        }),
+      ),
+    }),
+  })
+  .openapi("SecurityOverview");
+
+export const Report = z
+  .object({
+    id: z.number().int(),
+    report_type: z.literal("weekly"),
+    period_start: z.string().openapi({ example: "2026-11-16T00:00:00.000Z" }),
+    period_end: z.string().openapi({ example: "2026-11-23T00:00:00.000Z" }),
+    overall_score: score,
+    grade: Grade,
+    generated_at: z.string(),
+    pdf_filename: z.string().openapi({ example: "trust-plane-weekly-report-example-corp-2026-W47.pdf" }),
+    category_scores: CategoryScores,
+    findings_count: z.number().int(),
+  })
+  .openapi("Report");
+
+export const ReportListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(54).default(10).openapi({ description: "Reports to return (1-54)", example: 10 }),
+});
+
+export const ReportList = z.object({ success: z.literal(true), data: z.array(Report) }).openapi("ReportList");
+
+export const ReportIdParam = z.object({ report_id: pathId("report_id") });

@@ -1,0 +1,321 @@
+/**
+ * Reports (spec "Reports and dashboard", issue 11): the live security overview, the
+ * weekly reports (generation, listing, PDF download) and their mail.
+ *
+ *  - Overview: the organization's facts of the last 7 days up to now, each TLS
+ *    endpoint by its latest scan, scored (scoring.ts). A handful of indexed queries.
+ *  - Weekly report: the facts of the week that ended Monday 00:00 UTC, scored and
+ *    stored with its findings and its appendix (every monitored asset with its state)
+ *    in ONE D1 batch together with the mail to each user whose weekly-report flag is
+ *    on (PDF attached). The (organization, type, period) UNIQUE index fails a second
+ *    generation's batch as a whole: twice is one report, one mail per recipient.
+ *  - Download: the PDF is rendered from the stored rows, identical to the one mailed.
+ */
+import { Buffer } from "node:buffer";
+import { and, asc, desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { organizations, users } from "../../db/schema/platform";
+import { reportFindings, reports } from "../../db/schema/reports";
+import type { Config } from "../../env";
+import { isUniqueViolation } from "../../platform/db-errors";
+import { attachment, enqueueMail } from "../../platform/mailer";
+import { tenantDb, type Tenant } from "../../platform/tenant";
+import { pdfFilename, type MonitoredAsset, type ReportDocument } from "./document";
+import { readAudit } from "./facts";
+import type { ScheduleConfig } from "./facts/scope";
+import { expectedCollectionWindowSeconds } from "./freshness";
+import { renderReportPdf } from "./pdf/render";
+import { CATCH_UP_WEEKS, recentWeeks, WEEK_MS, type Period } from "./period";
+import { auditRule, REFERENCES, type Category, type Grade, type RuleId, type Severity } from "./rules";
+import { scoreAudit, type AuditResult, type CategoryScores, type Evidence, type Finding } from "./scoring";
+import { formatUtc } from "./pdf/text";
+
+/** Evidence items returned per finding by the overview (the total is given). */
+export const OVERVIEW_EVIDENCE_LIMIT = 10;
+/** Evidence items stored per finding of a report (the PDF prints at most 40). */
+export const REPORT_EVIDENCE_LIMIT = 500;
+
+// ---------------------------------------------------------------------------
+// Live overview
+
+export async function securityOverview(t: Tenant, config: ScheduleConfig, now: Date) {
+  const { facts } = await readAudit({
+    t,
+    window: { start: new Date(now.getTime() - WEEK_MS), end: new Date(now.getTime() + 1) },
+    scans: "latest",
+    now,
+    config,
+    withAssets: false,
+    evidenceLimit: OVERVIEW_EVIDENCE_LIMIT,
+  });
+  const result = scoreAudit(facts);
+  return {
+    success: true as const,
+    data: {
+      overall_score: result.overall_score,
+      grade: result.grade,
+      category_scores: result.category_scores,
+      findings: result.findings.map((f) => ({ ...f, evidence: f.evidence.slice(0, OVERVIEW_EVIDENCE_LIMIT) })),
+      generated_at: now.toISOString(),
+      window: facts.window,
+      coverage: facts.coverage.map((c) => ({
+        module: c.module,
+        enabled_assets: c.enabled_assets,
+        stale_assets: c.stale.length,
+        expected_window_seconds: c.expected_window_seconds,
+      })),
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Stored reports
+
+function reportView(r: typeof reports.$inferSelect, findings: number) {
+  return {
+    id: r.id,
+    report_type: r.reportType,
+    period_start: r.periodStart,
+    period_end: r.periodEnd,
+    overall_score: r.overallScore,
+    grade: r.grade,
+    generated_at: r.generatedAt,
+    pdf_filename: r.pdfFilename,
+    category_scores: r.categoryScores as CategoryScores,
+    findings_count: findings,
+  };
+}
+
+/** Newest period first. */
+export async function listReports(t: Tenant, limit: number) {
+  const rows = await t.db
+    .select({
+      report: reports,
+      findings: sql<number>`(SELECT count(*) FROM report_findings f WHERE f.report_id = reports.id)`,
+    })
+    .from(reports)
+    .where(t.where(reports))
+    .orderBy(desc(reports.periodEnd), desc(reports.id))
+    .limit(limit)
+    .all();
+  return { success: true as const, data: rows.map((r) => reportView(r.report, r.findings)) };
+}
+
+async function gzipBase64(text: string): Promise<string> {
+  const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
+  return Buffer.from(await new Response(stream).arrayBuffer()).toString("base64");
+}
+
+async function gunzipBase64(b64: string): Promise<string> {
+  const stream = new Blob([Buffer.from(b64, "base64")]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(stream).text();
+}
+
+interface StoredAppendix {
+  collection_windows: ReportDocument["collection_windows"];
+  assets: MonitoredAsset[];
+}
+
+/** A finding as stored (evidence capped); the PDF of a report is always rendered from this form. */
+function storedForm(f: Finding): Finding {
+  return { ...f, evidence: f.evidence.slice(0, REPORT_EVIDENCE_LIMIT) };
+}
+
+/** A stored finding back in the engine's shape; condition and references come from the catalogue. */
+function findingFromRow(r: typeof reportFindings.$inferSelect): Finding {
+  const rule = auditRule(r.ruleId as RuleId);
+  return {
+    id: r.ruleId as RuleId,
+    title: r.title,
+    severity: r.severity as Severity,
+    score_impact: r.scoreImpact,
+    category: r.category as Category,
+    condition: rule.condition,
+    references: rule.references.map((id) => ({ id, framework: REFERENCES[id].framework, title: REFERENCES[id].title })),
+    affected_assets: r.affectedAssets,
+    evidence: r.evidence as Evidence[],
+    evidence_total: r.evidenceTotal,
+  };
+}
+
+/** The PDF of one of the organization's reports (404 for another organization's id). */
+export async function reportPdf(t: Tenant, reportId: number): Promise<{ filename: string; pdf: Uint8Array }> {
+  const report = await t.getOr404(reports, reportId, "Report");
+  const rows = await t.db.select().from(reportFindings).where(t.where(reportFindings, eq(reportFindings.reportId, report.id))).orderBy(asc(reportFindings.position)).all();
+  const appendix = JSON.parse(await gunzipBase64(report.appendix)) as StoredAppendix;
+  const document: ReportDocument = {
+    report_type: report.reportType,
+    organization: report.organizationName,
+    period_start: report.periodStart,
+    period_end: report.periodEnd,
+    generated_at: report.generatedAt,
+    result: {
+      overall_score: report.overallScore,
+      grade: report.grade as Grade,
+      category_scores: report.categoryScores as CategoryScores,
+      findings: rows.map(findingFromRow),
+    },
+    collection_windows: appendix.collection_windows,
+    assets: appendix.assets,
+  };
+  return { filename: report.pdfFilename, pdf: await renderReportPdf(document) };
+}
+
+// ---------------------------------------------------------------------------
+// Weekly generation
+
+export interface GenerationContext {
+  db: Db;
+  config: Config;
+  /** The job's clock: generation time, expiry horizon and staleness. */
+  now: Date;
+}
+
+function mailBody(config: Config, d: ReportDocument): string {
+  const r = d.result;
+  const lines = [
+    `Weekly security audit report for ${d.organization}`,
+    `Period: ${formatUtc(d.period_start)} – ${formatUtc(d.period_end)}`,
+    "",
+    `Overall score: ${r.overall_score} / 100 (grade ${r.grade})`,
+    `Categories: ${Object.entries(r.category_scores)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}`,
+    "",
+    r.findings.length ? `${r.findings.length} finding(s):` : "No audit rule fired this week.",
+    ...r.findings.map((f) => `  - [${f.severity}] ${f.title} (-${f.score_impact}), ${f.affected_assets} asset(s)`),
+    "",
+    "The full report, with the evidence for each finding and every monitored asset, is attached as a PDF.",
+    `All reports: ${config.publicBaseUrl}/api/reports`,
+    "",
+    "You receive this mail because the weekly audit report is enabled in your Trust-Plane profile",
+    "(PUT /api/auth/me/preferences with {\"weekly_audit_report_enabled\": false} turns it off).",
+  ];
+  return lines.join("\n");
+}
+
+/**
+ * Generates, stores and mails one organization's report for one week. Returns false
+ * when that report already exists (another run made it first).
+ */
+export async function generateWeeklyReport(ctx: GenerationContext, org: { id: number; name: string }, period: Period): Promise<{ created: boolean; result: AuditResult; recipients: number }> {
+  const { db, config, now } = ctx;
+  const t = tenantDb(db, org.id);
+  const reading = await readAudit({ t, window: period, scans: "window", now, config, withAssets: true, evidenceLimit: REPORT_EVIDENCE_LIMIT });
+  const scored = scoreAudit(reading.facts);
+  const result: AuditResult = { ...scored, findings: scored.findings.map(storedForm) };
+  const periodStart = period.start.toISOString();
+  const document: ReportDocument = {
+    report_type: "weekly",
+    organization: org.name,
+    period_start: periodStart,
+    period_end: period.end.toISOString(),
+    generated_at: now.toISOString(),
+    result,
+    collection_windows: reading.facts.coverage.map((c) => ({ module: c.module, seconds: expectedCollectionWindowSeconds(c.module, config) })),
+    assets: reading.assets,
+  };
+  const filename = pdfFilename(org.name, org.id, periodStart);
+  const [pdf, appendix, recipients] = await Promise.all([
+    renderReportPdf(document),
+    gzipBase64(JSON.stringify({ collection_windows: document.collection_windows, assets: document.assets } satisfies StoredAppendix)),
+    t.db
+      .select({ email: users.email })
+      .from(users)
+      .where(t.where(users, eq(users.status, "active"), eq(users.weeklyAuditReportEnabled, true)))
+      .orderBy(users.id)
+      .all(),
+  ]);
+
+  const reportId = sql`(SELECT ${reports.id} FROM ${reports} WHERE ${and(t.where(reports), eq(reports.reportType, "weekly"), eq(reports.periodStart, periodStart))})`;
+  const pdfAttachment = attachment(filename, "application/pdf", pdf);
+  try {
+    await db.batch([
+      t.insert(reports, {
+        reportType: "weekly",
+        periodStart,
+        periodEnd: document.period_end,
+        overallScore: result.overall_score,
+        grade: result.grade,
+        categoryScores: result.category_scores,
+        organizationName: org.name,
+        generatedAt: document.generated_at,
+        pdfFilename: filename,
+        appendix,
+        createdAt: document.generated_at,
+      }),
+      ...result.findings.map((f, position) =>
+        t.insert(reportFindings, {
+          reportId: reportId as unknown as number,
+          position,
+          ruleId: f.id,
+          title: f.title,
+          severity: f.severity,
+          scoreImpact: f.score_impact,
+          category: f.category,
+          affectedAssets: f.affected_assets,
+          evidence: f.evidence,
+          evidenceTotal: f.evidence_total,
+        }),
+      ),
+      ...recipients.map((r) =>
+        enqueueMail(
+          db,
+          config,
+          {
+            organizationId: org.id,
+            to: r.email,
+            subject: `Trust-Plane weekly security report: ${result.overall_score}/100 (${result.grade}), ${periodStart.slice(0, 10)} – ${document.period_end.slice(0, 10)}`,
+            body: mailBody(config, document),
+            kind: "weekly_report",
+            attachments: [pdfAttachment],
+          },
+          now,
+        ),
+      ),
+    ] as [ReturnType<Tenant["insert"]>, ...ReturnType<Tenant["insert"]>[]]);
+  } catch (err) {
+    if (isUniqueViolation(err)) return { created: false, result, recipients: 0 };
+    throw err;
+  }
+  return { created: true, result, recipients: recipients.length };
+}
+
+/** Reports generated per Cron run at most; the rest are due at the next run (a minute later). */
+export const REPORTS_PER_RUN = 10;
+
+/**
+ * The Cron job: every organization's report for each of the last CATCH_UP_WEEKS
+ * weeks that it existed in and that has none yet, oldest week first.
+ */
+export async function generateDueReports(ctx: GenerationContext, limit = REPORTS_PER_RUN) {
+  const weeks = recentWeeks(ctx.now, CATCH_UP_WEEKS);
+  const values = sql.join(
+    weeks.map((w) => sql`(${w.start.toISOString()}, ${w.end.toISOString()})`),
+    sql`, `,
+  );
+  // Across organizations by design (a system job): which (organization, week) lack a report.
+  const due = await ctx.db.all<{ id: number; name: string; period_start: string; period_end: string }>(sql`
+    WITH weeks(period_start, period_end) AS (VALUES ${values})
+    SELECT o.id, o.name, w.period_start, w.period_end
+    FROM ${organizations} o CROSS JOIN weeks w
+    WHERE o.created_at < w.period_end
+      AND NOT EXISTS (SELECT 1 FROM ${reports} r
+                      WHERE r.organization_id = o.id AND r.report_type = 'weekly' AND r.period_start = w.period_start)
+    ORDER BY w.period_end, o.id
+    LIMIT ${limit}`);
+  const outcome = { due: due.length, generated: 0, already_generated: 0, mails: 0, errors: [] as string[] };
+  for (const d of due) {
+    try {
+      const r = await generateWeeklyReport(ctx, { id: d.id, name: d.name }, { start: new Date(d.period_start), end: new Date(d.period_end) });
+      if (r.created) {
+        outcome.generated++;
+        outcome.mails += r.recipients;
+      } else outcome.already_generated++;
+    } catch (err) {
+      // One organization's failure must not stop the others; it stays due for the next run.
+      outcome.errors.push(`organization ${d.id}, week ${d.period_start}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return outcome;
+}

@@ -1,0 +1,93 @@
+// The agent/API contract (packages/scan-contract) against what really flows through it:
+// captured scanner-node results, the OpenAPI document generated from it, and the CEL
+// variables of the certificate scan event that share its field declarations.
+import { LeasedJob, LeaseResponse, PostResultRequest, ScanResult } from "@trust-plane/scan-contract";
+import { describe, expect, it } from "vitest";
+import { CertScanEventSchema, certWatcherVariables } from "../../src/modules/cert-watcher/events";
+import { analyseScan } from "../../src/modules/cert-watcher/scan-result";
+import { call, signup } from "../helpers";
+import { FIXTURES, type FixtureName } from "./helpers";
+
+/**
+ * The hand-written CEL variable spec of cert-watcher before the event was derived from
+ * the contract (src/modules/alerting/cel/variables/cert-watcher.ts at 87b9189): the
+ * derived spec must keep every one of these paths with the same type.
+ */
+const VARIABLES_BEFORE: [string, string][] = [
+  ["monitor_cn", "string"], ["dns_name", "string"], ["ip_address", "string"], ["connection_method", "string"], ["protocol", "list<string>"],
+  ["ciphers", "list<string>"], ["named_groups", "list<string>"], ["certificate", "object"], ["certificate.sha256", "string"],
+  ["certificate.subject", "string"], ["certificate.issuer", "string"], ["certificate.serial", "string"], ["certificate.signature_algorithm", "string"],
+  ["certificate.aia", "string"], ["certificate.ocsp", "string"], ["certificate.dns_names", "list<string>"], ["certificate.not_before", "string"],
+  ["certificate.not_after", "string"], ["certificate.public_key_algorithm", "string"], ["validity_days", "int"], ["intermediates", "list<object>"],
+  ["intermediates[].subject", "string"], ["intermediates[].issuer", "string"], ["intermediates[].not_before", "string"],
+  ["intermediates[].not_after", "string"], ["intermediates[].signature_sha256", "string"], ["validation_path", "list<object>"],
+  ["validation_path[].certificate_subject", "string"], ["validation_path[].certificate_issuer", "string"], ["has_error", "bool"], ["error", "string"],
+];
+
+describe("scan result contract", () => {
+  it("every captured scanner-node result validates and passes through unchanged (the agent's type is the contract's output)", () => {
+    for (const name of Object.keys(FIXTURES) as FixtureName[]) {
+      const { frameworks: _f, weak_suites: _w, ...raw } = structuredClone(FIXTURES[name]) as Record<string, unknown>;
+      const parsed = ScanResult.safeParse(raw);
+      expect(parsed.success, `${name}: ${parsed.error?.message}`).toBe(true);
+      expect(parsed.data, name).toEqual(raw);
+    }
+  });
+
+  it("is liberal where it may be, strict where it must: empty defaults, cut caps, refused types and enum values", () => {
+    const empty = ScanResult.parse({ has_error: true });
+    expect(empty).toMatchObject({ monitor_cn: "", port: null, starttls: null, protocol: [], certificate: null, validation: null, duration_ms: null });
+    const cut = ScanResult.parse({ has_error: false, dns_names: [], certificate: { subject: "x".repeat(5000), dns_names: Array(1500).fill("a.example") } });
+    expect(cut.certificate!.subject).toHaveLength(2048);
+    expect(cut.certificate!.dns_names).toHaveLength(1000);
+    expect(cut.certificate!.curve).toBeNull();
+    expect(ScanResult.safeParse({ has_error: false, starttls: "telnet" }).success).toBe(false);
+    expect(ScanResult.safeParse({ has_error: false, connection_method: "quic" }).success).toBe(false);
+    expect(ScanResult.safeParse({ has_error: false, port: "443" }).success).toBe(false);
+    expect(ScanResult.safeParse({}).success).toBe(false);
+  });
+
+  it("lease jobs and result posts: the API's answers are the agent's types", () => {
+    const job = { job_id: 7, monitor_id: 1, target_id: 2, monitor_cn: "www.example.com", ip_address: "192.0.2.1", port: 443, sni: "www.example.com", starttls: null, root_ca: null, attempt: 1 };
+    expect(LeaseResponse.parse({ jobs: [job], lease_seconds: 300 }).jobs[0]).toEqual(job);
+    expect(LeasedJob.safeParse({ ...job, port: 0 }).success).toBe(false);
+    expect(PostResultRequest.parse({ job_id: "7", result: { has_error: true } }).job_id).toBe(7);
+  });
+});
+
+describe("certificate scan event", () => {
+  it("the CEL variables derived from the one declaration keep every variable (path and type) of the former hand-written spec", () => {
+    const after = new Map(certWatcherVariables.map((v) => [v.path, v.type]));
+    for (const [path, type] of VARIABLES_BEFORE) expect(after.get(path), path).toBe(type);
+    expect(certWatcherVariables.length).toBe(VARIABLES_BEFORE.length);
+    for (const v of certWatcherVariables) expect(v.description, v.path).not.toBe("");
+  });
+
+  it("the introspection endpoint serves them", async () => {
+    const org = await signup("Introspect");
+    const r = await call("GET", "/api/cert-watcher/introspection", { token: org.session });
+    expect(r.status).toBe(200);
+    const served = new Map((r.body.variables as { path: string; type: string }[]).map((v) => [v.path, v.type]));
+    for (const [path, type] of VARIABLES_BEFORE) expect(served.get(path), path).toBe(type);
+  });
+
+  it("the event built from a real scan validates against its own schema", () => {
+    const now = new Date("2026-12-01T00:00:00Z");
+    for (const name of Object.keys(FIXTURES) as FixtureName[]) {
+      const a = analyseScan(ScanResult.parse(FIXTURES[name]), { monitorCn: "www.example.test", sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now });
+      const checked = CertScanEventSchema.safeParse(a.event);
+      expect(checked.success, `${name}: ${checked.error?.message}`).toBe(true);
+      expect(Object.keys(a.event).sort()).toEqual(VARIABLES_BEFORE.filter(([p]) => !p.includes(".")).map(([p]) => p).sort());
+    }
+  });
+});
+
+it("the OpenAPI document carries the contract: the result schema with its field descriptions, the lease job", async () => {
+  const doc = (await call("GET", "/api/openapi.json")).body;
+  const schemas = doc.components.schemas;
+  expect(Object.keys(schemas.ScanResultInput.properties)).toEqual(Object.keys(ScanResult.shape));
+  expect(schemas.ScanResultInput.required).toEqual(["has_error"]);
+  expect(schemas.ScanResultInput.properties.validity_days.description).toMatch(/Days until expiry/);
+  expect(Object.keys(schemas.LeasedScanJob.properties)).toEqual(Object.keys(LeasedJob.shape));
+  expect(schemas.PostScanResult.properties.result.$ref).toBe("#/components/schemas/ScanResultInput");
+});

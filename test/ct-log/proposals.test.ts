@@ -1,0 +1,68 @@
+// Accepting feed proposals (issue 12 item 7): an accepted `certs` proposal becomes a
+// certificate monitor of the cert-watcher (hostname:443), within the tier's quota and
+// linked to an existing monitor of the same hostname; a `dns` proposal becomes a watched
+// domain of the DNS watcher. The proposals are rows the ingest path writes (here inserted
+// directly: the ingest path itself is covered by ingest-e2e and ingest-store).
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createDb } from "../../src/db/client";
+import { ctProposals } from "../../src/db/schema";
+import { call, expectError, signup } from "../helpers";
+import { uid } from "./ingest-helpers";
+
+const db = createDb((env as any).DB);
+
+async function propose(organizationId: number, filterId: number, kind: "dns" | "certs", hostnames: string[]): Promise<number[]> {
+  const rows = await db
+    .insert(ctProposals)
+    .values(hostnames.map((hostname) => ({ organizationId, kind, hostname, filterId, sourceSha256: "ab".repeat(32), createdAt: new Date().toISOString() })))
+    .returning({ id: ctProposals.id })
+    .all();
+  return rows.map((r) => r.id);
+}
+
+describe("CT feed proposals", () => {
+  it("an accepted certs proposal becomes a certificate monitor; an existing one is linked; the quota holds under parallel accepts; dns proposals become watched domains", async () => {
+    const id = uid();
+    const org = await signup("Proposals");
+    const other = await signup("Proposals other");
+    const f = await call("POST", "/api/ct-log/filters", { token: org.session, body: { pattern: `p${id}.example`, match_type: "wide", feed_certs_enabled: true, feed_dns_enabled: true } });
+    expect(f.status).toBe(201);
+
+    // One proposal: a monitor of the hostname on 443, with the proposal's provenance in its notes.
+    const [first] = await propose(org.organizationId, f.body.id, "certs", [`www.p${id}.example`]);
+    const a = await call("POST", `/api/ct-log/proposals/${first}/accept`, { token: org.session });
+    expect(a.status, JSON.stringify(a.body)).toBe(200);
+    expect(a.body.cert_monitor_id).toEqual(expect.any(Number));
+    const m = await call("GET", `/api/cert-watcher/monitors/${a.body.cert_monitor_id}`, { token: org.session });
+    expect(m.status).toBe(200);
+    expect(m.body).toMatchObject({ cn: `www.p${id}.example`, port: 443, enabled: true });
+    const listed = await call("GET", "/api/ct-log/proposals?status=accepted", { token: org.session });
+    expect(listed.body.proposals.map((p: any) => [p.id, p.cert_monitor_id])).toEqual([[first, a.body.cert_monitor_id]]);
+    // Accepting again links the same monitor (no second one); another organization gets 404.
+    expect((await call("POST", `/api/ct-log/proposals/${first}/accept`, { token: org.session })).body.cert_monitor_id).toBe(a.body.cert_monitor_id);
+    await expectError(await call("POST", `/api/ct-log/proposals/${first}/accept`, { token: other.session }), 404, "not_found");
+
+    // A monitor that already exists for a hostname is linked, not duplicated.
+    const own = await call("POST", "/api/cert-watcher/monitors", { token: org.session, body: { cn: `api.p${id}.example` } });
+    expect(own.status).toBe(201);
+    const [existing] = await propose(org.organizationId, f.body.id, "certs", [`api.p${id}.example`]);
+    expect((await call("POST", `/api/ct-log/proposals/${existing}/accept`, { token: org.session })).body.cert_monitor_id).toBe(own.body.id);
+
+    // The free tier allows 10 monitors (2 exist): 12 proposals accepted at once create exactly 8; the rest are 403 and stay proposed.
+    const many = await propose(org.organizationId, f.body.id, "certs", Array.from({ length: 12 }, (_, i) => `h${i}.p${id}.example`));
+    const results = await Promise.all(many.map((pid) => call("POST", `/api/ct-log/proposals/${pid}/accept`, { token: org.session })));
+    expect(results.map((r) => r.status).sort()).toEqual([...Array(8).fill(200), ...Array(4).fill(403)]);
+    for (const r of results.filter((x) => x.status === 403)) expectError(r, 403, "quota_exceeded");
+    expect((await call("GET", "/api/cert-watcher/monitors?limit=100", { token: org.session })).body.total).toBe(10);
+    expect((await call("GET", "/api/ct-log/proposals?status=proposed&kind=certs", { token: org.session })).body.total).toBe(4);
+
+    // A dns proposal is handed to the DNS watcher.
+    const [dns] = await propose(org.organizationId, f.body.id, "dns", [`mail.p${id}.example`]);
+    const d = await call("POST", `/api/ct-log/proposals/${dns}/accept`, { token: org.session });
+    expect(d.status, JSON.stringify(d.body)).toBe(200);
+    expect(d.body.cert_monitor_id).toBeUndefined();
+    const domains = await call("GET", "/api/dns-watcher/domains?limit=100", { token: org.session });
+    expect(JSON.stringify(domains.body)).toContain(`p${id}.example`);
+  }, 60_000);
+});

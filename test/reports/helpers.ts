@@ -1,0 +1,79 @@
+/**
+ * Helpers of the reports tests: one clock per test file (Cron runs and API calls),
+ * the Cron Trigger fired through the Worker's scheduled handler with configuration
+ * overrides, and the reports endpoints called at the clock.
+ *
+ * The scheduler skips a job whose last start lies in the future of a run, so a test
+ * file's clock only moves forward. It starts at the real time: CT observations are
+ * stamped max(real time, Cron time) by the cursor, agent results at the request clock.
+ */
+import { env } from "cloudflare:workers";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../../src/index";
+import { call } from "../helpers";
+
+export const E = env as unknown as { FIXTURE_URL: string; SMTP_SINK_PORT: string; DB: D1Database };
+
+let clockMs = Date.now();
+export const clock = {
+  now: () => new Date(clockMs),
+  /** Moves forward (never behind the real time, so the CT cursor's stamps stay inside windows). */
+  advance(ms: number): Date {
+    clockMs = Math.max(clockMs + ms, Date.now());
+    return new Date(clockMs);
+  },
+  /** Jumps to `at` (only forward). */
+  set(at: Date): Date {
+    clockMs = Math.max(clockMs, at.getTime());
+    return new Date(clockMs);
+  },
+};
+
+let quiet: Promise<Record<string, string>> | undefined;
+/** An empty signed CT log list, so a Cron run never reaches for the public CT logs. */
+export function quietCt(): Promise<Record<string, string>> {
+  quiet ??= (async () => {
+    const key = (await (await fetch(`${E.FIXTURE_URL}/ctlog/__control/loglist-key`)).json()) as { pem: string };
+    const list = (await (
+      await fetch(`${E.FIXTURE_URL}/ctlog/__control/loglists`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "reports-empty", logs: [] }) })
+    ).json()) as { url: string };
+    return { CT_LOG_LIST_URL: list.url, CT_LOG_LIST_PUBLIC_KEY: key.pem };
+  })();
+  return quiet;
+}
+
+/** One Cron run at the clock (advanced by `stepMs` first), every module's jobs, with env overrides. */
+export async function cron(overrides: Record<string, string> = {}, stepMs = 1000): Promise<Date> {
+  const at = clock.advance(stepMs);
+  const ctx = createExecutionContext();
+  await worker.scheduled(
+    createScheduledController({ scheduledTime: at.getTime(), cron: "* * * * *" }),
+    { ...(env as object), ...(await quietCt()), CT_POLL_SPREAD_SECONDS: "0", ...overrides } as never,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return at;
+}
+
+/** A call made at the test clock (X-Trust-Plane-Now). */
+export function callAt(method: string, path: string, token: string, at = clock.now(), body?: unknown) {
+  return call(method, path, { token, body, headers: { "x-trust-plane-now": at.toISOString() } });
+}
+
+export async function overview(token: string, at = clock.now()) {
+  const r = await callAt("GET", "/api/dashboard/security-overview", token, at);
+  if (r.status !== 200) throw new Error(`overview: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.data;
+}
+
+/** The findings as [id, affected assets] pairs, worst first. */
+export const findingIds = (data: { findings: { id: string }[] }) => data.findings.map((f) => f.id);
+
+/** Downloads a report's PDF: status, headers and bytes. */
+export async function download(token: string, reportId: number) {
+  const { exports } = await import("cloudflare:workers");
+  const res = await (exports as any).default.fetch(
+    new Request(`http://trust-plane.test/api/reports/${reportId}/download`, { headers: { authorization: `Bearer ${token}`, "cf-connecting-ip": "192.0.2.1" } }),
+  );
+  return { status: res.status as number, headers: res.headers as Headers, bytes: new Uint8Array(await res.arrayBuffer()) };
+}

@@ -1,0 +1,20 @@
+/**
+ * The console's browser tests: Node-side vitest (the workers pool cannot drive a
+ * browser) running playwright-core against Debian's chromium, against the service
+ * started the README way (`npm start` on a free port, fresh local state) by
+ * global-setup.ts. One server, one file at a time: the files share its database.
+ */
+import { defineConfig } from "vitest/config";
+import { fileURLToPath } from "node:url";
+
+export default defineConfig({
+  root: fileURLToPath(new URL("../..", import.meta.url)),
+  test: {
+    include: ["web/e2e/**/*.e2e.ts"],
+    globalSetup: ["web/e2e/global-setup.ts"],
+    environment: "node",
+    fileParallelism: false,
+    testTimeout: 90_000,
+    hookTimeout: 180_000,
+  },
+});

@@ -1,0 +1,267 @@
+/**
+ * Overview: the live security score and grade, the five category scores, the
+ * findings with their evidence, the score over the stored weekly reports, and the
+ * CT matches that are new since the last visit.
+ */
+import { useEffect, useState } from "preact/hooks";
+import { get, isMissingEndpoint } from "../api";
+import { useSession } from "../session";
+import { BarChart, LineChart } from "../ui/charts";
+import { useResource, useTableState } from "../ui/resource";
+import { DataTable, localPage } from "../ui/table";
+import { Time } from "../ui/time";
+import { Badge, ErrorBox, NotAvailable, PageHeader, Section } from "../ui/widgets";
+
+export interface Finding {
+  id: string;
+  title: string;
+  severity: string;
+  score_impact: number;
+  category: string;
+  evidence?: unknown;
+  [k: string]: unknown;
+}
+
+export interface SecurityOverview {
+  overall_score: number;
+  grade: string;
+  category_scores: Record<"dns" | "ct" | "certificates" | "rdap" | "coverage", number>;
+  findings: Finding[];
+  generated_at: string;
+}
+
+export interface Report {
+  id: number;
+  report_type: string;
+  period_start: string;
+  period_end: string;
+  overall_score: number;
+  grade: string;
+  generated_at: string;
+  pdf_filename: string;
+}
+
+export const OVERVIEW_URL = "/api/dashboard/security-overview";
+export const REPORTS_URL = "/api/reports";
+export const REPORTS_QUERY = { limit: 54 };
+
+export const CATEGORY_LABELS: Record<string, string> = {
+  dns: "DNS",
+  ct: "CT log",
+  certificates: "Certificates",
+  rdap: "RDAP",
+  coverage: "Coverage",
+};
+
+const SEVERITY_RANK: Record<string, number> = { critical: 5, high: 4, medium: 3, low: 2, info: 1 };
+
+export const gradeTone = (g: string) => (g === "A" ? "good" : g === "B" ? "info" : g === "C" ? "warn" : "bad");
+const scoreTone = (v: number) => (v >= 90 ? "good" : v >= 70 ? "warn" : "bad");
+
+/** Evidence of a finding, whatever its shape: text, a list, or an object of facts. */
+export function Evidence({ value }: { value: unknown }) {
+  if (value === undefined || value === null || value === "") return <span class="muted">—</span>;
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return <span>{String(value)}</span>;
+  if (!Array.isArray(value) && typeof value === "object" && "asset" in value && "detail" in value) {
+    // One piece of evidence of the reports module: the asset, what was seen, when, before/after.
+    const e = value as { asset: string; detail: string; observed_at?: string | null; old_value?: string | null; new_value?: string | null };
+    return (
+      <span>
+        <span class="mono small wrap">{e.asset}</span>: {e.detail}
+        {(e.old_value || e.new_value) && (
+          <span class="small">
+            {" "}
+            ({e.old_value ?? "—"} → {e.new_value ?? "—"})
+          </span>
+        )}
+        {e.observed_at && (
+          <span class="small muted">
+            {" "}
+            <Time iso={e.observed_at} />
+          </span>
+        )}
+      </span>
+    );
+  }
+  if (Array.isArray(value)) {
+    if (value.length === 0) return <span class="muted">—</span>;
+    return (
+      <ul class="evidence">
+        {value.slice(0, 20).map((v) => (
+          <li>
+            <Evidence value={v} />
+          </li>
+        ))}
+        {value.length > 20 && <li class="muted">and {value.length - 20} more</li>}
+      </ul>
+    );
+  }
+  return (
+    <span class="evidence-obj">
+      {Object.entries(value as Record<string, unknown>).map(([k, v]) => (
+        <span>
+          <span class="muted">{k.replace(/_/g, " ")}:</span> {typeof v === "object" && v !== null ? JSON.stringify(v) : String(v)}{" "}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+/** Evidence fields of a finding: `evidence` itself plus any extra field the API adds. */
+function evidenceOf(f: Finding): unknown {
+  const { id: _i, title: _t, severity: _s, score_impact: _si, category: _c, evidence, ...rest } = f;
+  if (evidence !== undefined) return evidence;
+  return Object.keys(rest).length ? rest : undefined;
+}
+
+function FindingEvidence({ f }: { f: Finding }) {
+  const total = typeof f.evidence_total === "number" ? f.evidence_total : undefined;
+  const shown = Array.isArray(f.evidence) ? f.evidence.length : undefined;
+  return (
+    <>
+      <Evidence value={evidenceOf(f)} />
+      {total !== undefined && shown !== undefined && total > shown && <div class="small muted">{total - shown} more in the weekly report</div>}
+    </>
+  );
+}
+
+function WhatsNew() {
+  const session = useSession();
+  const key = `trust-plane:last-visit:${session.me.organization.id}:${session.me.user.id}`;
+  const [since] = useState(() => localStorage.getItem(key) ?? new Date(Date.now() - 7 * 86_400_000).toISOString());
+  const r = useResource(() => get<{ has_new: boolean; count: number; latest_timestamp: string | null }>("/api/ct-log/matches/check-new", { since }), [since]);
+  useEffect(() => {
+    if (r.data) localStorage.setItem(key, new Date().toISOString());
+  }, [r.data]);
+  return (
+    <Section title="New since your last visit">
+      <ErrorBox error={r.error} />
+      {r.data && (
+        <p data-testid="whats-new">
+          {r.data.has_new ? (
+            <>
+              <strong>{r.data.count}</strong> new certificate {r.data.count === 1 ? "match" : "matches"} in CT logs since <Time iso={since} />, the latest at{" "}
+              <Time iso={r.data.latest_timestamp} />. <a href="/ct?tab=matches">Review the matches</a>.
+            </>
+          ) : (
+            <>
+              No new certificate matches since <Time iso={since} />.
+            </>
+          )}
+        </p>
+      )}
+    </Section>
+  );
+}
+
+function Findings({ findings }: { findings: Finding[] }) {
+  const [state, setState] = useTableState({ sortBy: "severity", sortOrder: "desc", pageSize: 10 });
+  const rows = localPage(findings, state, (f, k) => (k === "severity" ? (SEVERITY_RANK[f.severity.toLowerCase()] ?? 0) : (f as any)[k]));
+  return (
+    <DataTable
+      caption="Findings"
+      columns={[
+        { label: "Severity", sort: "severity", render: (f) => <Badge value={f.severity.toLowerCase()} /> },
+        { label: "Finding", sort: "title", render: (f) => <strong>{f.title}</strong> },
+        { label: "Category", sort: "category", render: (f) => CATEGORY_LABELS[f.category] ?? f.category },
+        { label: "Impact", sort: "score_impact", render: (f) => <span class="num">−{f.score_impact}</span>, class: "num" },
+        { label: "Evidence", render: (f) => <FindingEvidence f={f} /> },
+      ]}
+      rows={rows}
+      rowKey={(f) => f.id}
+      empty={<p>No findings: every audit rule passes for the current data.</p>}
+      state={state}
+      onState={setState}
+      total={findings.length}
+      pageSizes={[10, 20, 50]}
+    />
+  );
+}
+
+function Trend() {
+  const r = useResource(() => get<{ success: boolean; data: Report[] }>(REPORTS_URL, REPORTS_QUERY), []);
+  if (r.error && isMissingEndpoint(r.error)) return <NotAvailable what="The weekly report history" />;
+  const reports = [...(r.data?.data ?? [])].sort((a, b) => a.period_end.localeCompare(b.period_end));
+  return (
+    <>
+      <ErrorBox error={r.error} />
+      {r.loading && !r.data && <div class="loading-bar" role="progressbar" aria-label="Loading the score trend" />}
+      {r.data && reports.length === 0 && <p class="empty">No weekly report yet: the first one is generated at the end of the first week.</p>}
+      {reports.length > 0 && (
+        <LineChart
+          title="Overall score per weekly report"
+          valueLabel="Score"
+          data={reports.map((rep) => ({
+            label: new Date(rep.period_end).toLocaleDateString(undefined, { month: "short", day: "numeric" }),
+            value: rep.overall_score,
+            title: `Week ending ${new Date(rep.period_end).toLocaleDateString()}: ${rep.overall_score} (${rep.grade})`,
+          }))}
+        />
+      )}
+    </>
+  );
+}
+
+export function OverviewPage() {
+  const session = useSession();
+  const r = useResource(() => get<{ success: boolean; data: SecurityOverview }>(OVERVIEW_URL), []);
+  const o = r.data?.data;
+  return (
+    <div>
+      <PageHeader title="Security overview">
+        {o && (
+          <span class="muted">
+            Computed <Time iso={o.generated_at} />
+          </span>
+        )}
+      </PageHeader>
+      {r.error && isMissingEndpoint(r.error) ? (
+        <NotAvailable what="The security overview" />
+      ) : (
+        <ErrorBox error={r.error} />
+      )}
+      {r.loading && !o && <div class="loading-bar" role="progressbar" aria-label="Computing the security overview" />}
+      {o && (
+        <div class="overview-grid">
+          <section class="card score-card" aria-labelledby="score-h">
+            <h2 id="score-h">Score</h2>
+            <div class="score">
+              <span class="score-value" data-testid="overall-score">
+                {o.overall_score}
+              </span>
+              <span class="score-max">/ 100</span>
+              <span class={`grade ${gradeTone(o.grade)}`} data-testid="grade" aria-label={`Grade ${o.grade}`}>
+                {o.grade}
+              </span>
+            </div>
+            <p class="muted">Weighted: DNS 30 %, CT log 20 %, certificates 20 %, RDAP 15 %, coverage 15 %.</p>
+          </section>
+          <section class="card" aria-labelledby="cat-h">
+            <h2 id="cat-h" class="sr-only">
+              Category scores
+            </h2>
+            <BarChart
+              title="Category scores"
+              valueLabel="Score"
+              max={100}
+              data={(["dns", "ct", "certificates", "rdap", "coverage"] as const).map((k) => ({
+                label: CATEGORY_LABELS[k],
+                value: o.category_scores?.[k] ?? 0,
+                tone: scoreTone(o.category_scores?.[k] ?? 0),
+              }))}
+            />
+          </section>
+        </div>
+      )}
+      {session.can("ct-log:view_monitoring") && <WhatsNew />}
+      {o && (
+        <Section title="Findings">
+          <Findings findings={o.findings ?? []} />
+        </Section>
+      )}
+      <Section title="Score trend">
+        <Trend />
+      </Section>
+    </div>
+  );
+}

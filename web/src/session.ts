@@ -1,0 +1,51 @@
+/**
+ * Who is logged in: `GET /api/auth/me`, loaded once per page load and after login.
+ * Pages ask `can("ct-log:create_monitoring")` and hide what the user may not do;
+ * the API enforces the same permissions, this only keeps the page honest.
+ */
+import { createContext } from "preact";
+import { useContext } from "preact/hooks";
+
+export interface Me {
+  user: { id: number; email: string; status: string; is_signup_user: boolean; created_at: string; permissions: { module: string; role: string }[] };
+  organization: { id: number; name: string; tier: string; created_at: string };
+  credential: "session" | "api_token";
+  permissions: string[];
+}
+
+export interface Session {
+  me: Me;
+  can(permission: string): boolean;
+  canAny(...permissions: string[]): boolean;
+  reload(): Promise<void>;
+}
+
+export const SessionContext = createContext<Session | null>(null);
+
+export function useSession(): Session {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error("useSession outside a logged-in page");
+  return s;
+}
+
+export function sessionOf(me: Me, reload: () => Promise<void>): Session {
+  const held = new Set(me.permissions);
+  return {
+    me,
+    can: (p) => held.has(p),
+    canAny: (...ps) => ps.some((p) => held.has(p)),
+    reload,
+  };
+}
+
+export const MONITORING_MODULES = ["ct-log", "dns-watcher", "rdap", "cert-watcher"] as const;
+export type ModuleName = (typeof MONITORING_MODULES)[number];
+export const MODULE_LABELS: Record<string, string> = {
+  "ct-log": "Certificate Transparency",
+  "dns-watcher": "DNS watcher",
+  rdap: "RDAP",
+  "cert-watcher": "Certificates",
+  "api-tokens": "API tokens",
+  admin: "Administration",
+  lists: "Rule lists",
+};
