@@ -100,9 +100,9 @@ export async function signupFresh(name = "Org"): Promise<Org> {
   return { organizationId: r.body.organization_id, userId: r.body.user_id, email, session: r.body.token };
 }
 
-/** Logs in from a fresh client IP; returns the raw result. */
-export function login(email: string, password = PASSWORD) {
-  return callFresh("POST", "/api/auth/login", { body: { email, password } });
+/** Logs in from a fresh client IP; returns the raw result. `at`: the request's clock (X-Trust-Plane-Now). */
+export function login(email: string, password = PASSWORD, at?: Date) {
+  return callFresh("POST", "/api/auth/login", { body: { email, password }, headers: at ? { "x-trust-plane-now": at.toISOString() } : {} });
 }
 
 /** The `tpi_` token of the newest invitation mail to `email`, read from the mail outbox. */

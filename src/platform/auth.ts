@@ -9,7 +9,7 @@ import type { MiddlewareHandler } from "hono";
 import type { Db } from "../db/client";
 import { apiTokens, sessions, users } from "../db/schema/platform";
 import { ApiError, unauthorized } from "./errors";
-import type { AppEnv, Principal } from "./context";
+import type { AgentPrincipal, AppEnv, Principal } from "./context";
 import { permissionsOfUser, type Permission } from "./permissions";
 import { hashSecret, parseSecret } from "./secrets";
 import { csrfFailure, sessionCookieOf } from "./session-cookie";
@@ -93,12 +93,6 @@ export async function resolveBearer(db: Db, bearer: string, now: Date): Promise<
             .run()
       : undefined,
   };
-}
-
-/** A scanner agent authenticated by its `tpa_` token (cert-watcher, ADDENDUM 9). */
-export interface AgentPrincipal {
-  agentId: number;
-  organizationId: number;
 }
 
 /**

@@ -3,7 +3,6 @@ import type { Bindings, Config } from "../env";
 import type { Db } from "../db/client";
 import type { Permission } from "./permissions";
 import { unauthorized, type ApiError } from "./errors";
-import type { AgentPrincipal } from "./auth";
 import { tenantDb, type Tenant } from "./tenant";
 
 /** Who is calling: resolved once per request from the bearer by `authenticate`. */
@@ -21,6 +20,12 @@ export interface Principal {
   permissions: ReadonlySet<Permission>;
   /** When the presented credential (session or API token) expires, ISO 8601. */
   expiresAt: string;
+}
+
+/** A scanner agent authenticated by its `tpa_` token (cert-watcher, ADDENDUM 9). */
+export interface AgentPrincipal {
+  agentId: number;
+  organizationId: number;
 }
 
 export interface AuditNote {

@@ -67,6 +67,7 @@ export async function runScheduled(registry: JobRegistry, ctx: JobContext): Prom
       }
       await ctx.db
         .update(jobRuns)
+        // The wall clock, not ctx.now (the run's start): the finish time says how long the job took.
         .set({ lastFinishedAt: new Date().toISOString(), lastStatus: outcome.status, lastError: outcome.error ?? null })
         .where(eq(jobRuns.name, job.name))
         .run();

@@ -26,11 +26,8 @@ describe("scheduled handler", () => {
   it("runs platform.prune_sessions and platform.deliver_mail, records job_runs, prunes only expired sessions", async () => {
     await DB.prepare("DELETE FROM job_runs WHERE name IN ('platform.prune_sessions', 'platform.deliver_mail')").run();
     const org = await signupFresh();
-    const expired = (await login(org.email)).body.token as string;
-    // Expire the second session only.
-    await DB.prepare("UPDATE sessions SET expires_at = ? WHERE id = (SELECT MAX(id) FROM sessions WHERE user_id = ?)")
-      .bind(new Date(Date.now() - 60_000).toISOString(), org.userId)
-      .run();
+    // A second session, logged in 13 hours ago: its 12-hour lifetime is over.
+    const expired = (await login(org.email, undefined, new Date(Date.now() - 13 * 3_600_000))).body.token as string;
     const before = await DB.prepare("SELECT COUNT(*) AS n FROM sessions WHERE user_id = ?").bind(org.userId).first<{ n: number }>();
     expect(before!.n).toBe(2);
 
