@@ -23,6 +23,12 @@ async function watch(org: Org, domain: string): Promise<number> {
   return r.body.id;
 }
 
+/** The distinct last_success_at of the watched domains. */
+async function lastSuccess(): Promise<(string | null)[]> {
+  const r = await E.DB.prepare("SELECT DISTINCT last_success_at AS at FROM dns_domains").all();
+  return r.results.map((x: { at: string | null }) => x.at);
+}
+
 let clock = Date.now();
 /** One run, a minute after the previous one (or at `at`). */
 async function run(at?: number): Promise<{ summary: DnsRunSummary; requests: number; events: DnsChangeEvent[] }> {
@@ -69,6 +75,8 @@ describe("the cost of a scheduled DNS run", () => {
     expect(quiet.requests).toBe(14);
     expect(quiet.summary).toMatchObject({ write_statements: 1, rows_written: 3, changes: 0, events_emitted: 0 });
     expect(await rowCount("dns_history")).toBe(0);
+    // The same statement records when the data was last collected.
+    expect(await lastSuccess()).toEqual([new Date(clock).toISOString()]);
 
     // The shared zone's MX changes: one confirmation query; both organizations get their history item and event.
     await putZone(shared, ZONE(20));
@@ -94,5 +102,21 @@ describe("the cost of a scheduled DNS run", () => {
       expect(await rowCount("dns_change_facts"), `MX ${mx}`).toBe(history);
       expect(r1.events.length + r2.events.length, `MX ${mx}`).toBe(2);
     }
+
+    // The resolver is unreachable: the run records the errors (status error) and when it
+    // checked, but last_success_at keeps the time of the last run that collected the data.
+    const collected = await lastSuccess();
+    clock += 60_000;
+    const down = await runDnsWatch({
+      db: createDb(E.DB),
+      env: E,
+      settings: { resolverUrls: ["http://127.0.0.1:9/dns-query"], intervalSeconds: 0, concurrency: 8, maxDomainsPerRun: 1000, timeoutMs: 1000 },
+      now: new Date(clock),
+      emit: async () => {},
+    });
+    expect(down).toMatchObject({ due_domains: 3, changes: 0 });
+    expect(await lastSuccess()).toEqual(collected);
+    const states = await E.DB.prepare("SELECT DISTINCT last_check_status AS s, last_checked_at AS at FROM dns_domains").all();
+    expect(states.results).toEqual([{ s: "error", at: new Date(clock).toISOString() }]);
   });
 });

@@ -41,6 +41,12 @@ export const dnsDomains = sqliteTable(
     lastCheckStatus: text("last_check_status", { enum: DNS_CHECK_STATUSES }),
     /** Lookup errors of the last run in words, or a note ("... does not exist (NXDOMAIN)"); null when all is well. */
     lastCheckDetail: text("last_check_detail"),
+    /**
+     * ISO 8601: the latest scheduled resolution in which the domain's data was collected
+     * (status ok or partial, not error); null while none has. What the weekly report reads
+     * to tell a domain watched but unreachable from one whose posture is current.
+     */
+    lastSuccessAt: text("last_success_at"),
     dnssecStatus: text("dnssec_status", { enum: DNSSEC_STATUS_VALUES }).notNull().default("unknown"),
     /** Why validation failed (SERVFAIL with its Extended DNS Errors), "" otherwise. */
     dnssecError: text("dnssec_error").notNull().default(""),

@@ -4,8 +4,11 @@
  * D1 caps the queries of one Worker invocation (1,000 on the paid plan) and bills rows
  * written, so the common cases cost a few statements for the whole run, not a few per
  * domain:
- *  - Domains where nothing happened: ONE statement moves their `last_checked_at` (one row
- *    each, the only write an unchanged domain costs).
+ *  - Domains where nothing happened: ONE statement moves their `last_checked_at` and
+ *    `last_success_at` (one row each, the only write an unchanged domain costs).
+ *  - `last_success_at` (when the domain's data was last collected: status ok or partial)
+ *    rides on the domain-state statements every domain already gets, as a column of the
+ *    same row update, so it costs no statement and no row.
  *  - Baselines, lookup errors set or cleared, re-read SPF/DMARC, domain state: one
  *    statement per kind for all domains, the rows given as one JSON parameter read with
  *    json_each (D1 allows 100 bound parameters, so per-row parameters would not scale).
@@ -70,10 +73,10 @@ const BULK_SQL = {
   errorMarks: `UPDATE dns_record_sets SET last_error = u.e
     FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS e FROM json_each(?)) AS u
     WHERE dns_record_sets.id = u.id`,
-  states: `UPDATE dns_domains SET last_checked_at = ?, last_check_status = u.s, last_check_detail = u.d, dnssec_status = u.ds, dnssec_error = u.de, spf_json = u.spf, dmarc_json = u.dm
-    FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS s, value ->> '$[2]' AS d, value ->> '$[3]' AS ds, value ->> '$[4]' AS de, value ->> '$[5]' AS spf, value ->> '$[6]' AS dm FROM json_each(?)) AS u
+  states: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = CASE WHEN u.s = 'error' THEN dns_domains.last_success_at ELSE ?1 END, last_check_status = u.s, last_check_detail = u.d, dnssec_status = u.ds, dnssec_error = u.de, spf_json = u.spf, dmarc_json = u.dm
+    FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS s, value ->> '$[2]' AS d, value ->> '$[3]' AS ds, value ->> '$[4]' AS de, value ->> '$[5]' AS spf, value ->> '$[6]' AS dm FROM json_each(?2)) AS u
     WHERE dns_domains.id = u.id`,
-  quiet: `UPDATE dns_domains SET last_checked_at = ?, last_check_status = 'ok', last_check_detail = NULL WHERE id IN (SELECT value FROM json_each(?))`,
+  quiet: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = ?1, last_check_status = 'ok', last_check_detail = NULL WHERE id IN (SELECT value FROM json_each(?2))`,
 };
 
 function bulkStatements(d1: D1Database, plain: DomainAssessment[], resolvedAt: string): D1PreparedStatement[] {
@@ -157,10 +160,11 @@ function changePlan(d1: D1Database, a: DomainAssessment, resolvedAt: string): Gu
   statements.push(
     d1
       .prepare(
-        `UPDATE dns_domains SET last_checked_at = ?, last_check_status = ?, last_check_detail = ?, dnssec_status = ?, dnssec_error = ?, spf_json = ?, dmarc_json = ?
+        `UPDATE dns_domains SET last_checked_at = ?, last_success_at = CASE WHEN ? = 'error' THEN last_success_at ELSE ? END, last_check_status = ?, last_check_detail = ?,
+           dnssec_status = ?, dnssec_error = ?, spf_json = ?, dmarc_json = ?
          WHERE id = ?${dnssecGuard ? " AND dnssec_status = ?" : ""}`,
       )
-      .bind(resolvedAt, status, detail, dnssecStatus, dnssecError, spf, dmarc, id, ...(dnssecGuard ? [d.dnssecStatus] : [])),
+      .bind(resolvedAt, status, resolvedAt, status, detail, dnssecStatus, dnssecError, spf, dmarc, id, ...(dnssecGuard ? [d.dnssecStatus] : [])),
   );
   return { domainId: d.id, statements, guarded };
 }

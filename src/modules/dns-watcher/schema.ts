@@ -14,6 +14,7 @@ const domainFields = {
   enabled: z.boolean(),
   notes: z.string(),
   last_checked_at: z.string().nullable().openapi({ description: "ISO 8601; null before the first scheduled resolution" }),
+  last_success_at: z.string().nullable().openapi({ description: "ISO 8601: the latest scheduled resolution that collected the domain's data (status ok or partial); null while none has" }),
   last_check_status: z.enum(DNS_CHECK_STATUSES).nullable().openapi({ description: "ok: every record set resolved; partial: some lookups failed (see last_check_detail); error: none resolved" }),
   last_check_detail: z.string().nullable(),
   dnssec_status: z.enum(DNSSEC_STATUS_VALUES).openapi({ description: "validated (AD set), insecure (no AD, not bogus), bogus (SERVFAIL that resolves with CD set), unknown" }),

@@ -76,6 +76,7 @@ function domainView(d: typeof dnsDomains.$inferSelect) {
     enabled: d.enabled,
     notes: d.notes,
     last_checked_at: d.lastCheckedAt,
+    last_success_at: d.lastSuccessAt,
     last_check_status: d.lastCheckStatus,
     last_check_detail: d.lastCheckDetail,
     dnssec_status: d.dnssecStatus,

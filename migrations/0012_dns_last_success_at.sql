@@ -1,0 +1,1 @@
+ALTER TABLE `dns_domains` ADD `last_success_at` text;
