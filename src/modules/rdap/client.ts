@@ -107,9 +107,80 @@ async function readLimited(res: Response, limit: number): Promise<string> {
   return new TextDecoder().decode(body);
 }
 
+type Hop = { requestUrl: string; finalUrl: string; httpStatus: number; redirects: number };
+/** What `fetchDomain` reports, before the timing fields are added. */
+type Outcome = DistributiveOmit<RdapFetchResult, "fetchedAt" | "elapsedMs" | "redirects"> & { redirects?: number };
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * A 3xx answer: the next URL to ask, or why the lookup ends here (no Location, a loop,
+ * too many hops, or a target the egress policy refuses).
+ */
+async function redirectTarget(
+  res: Response,
+  at: Hop,
+  visited: Set<string>,
+  checkRedirect: FetchDomainOptions["checkRedirect"],
+): Promise<{ next: string } | { end: Outcome }> {
+  await res.body?.cancel();
+  const location = res.headers.get("location");
+  let next: string;
+  try {
+    if (!location) throw new Error("no Location");
+    next = new URL(location, at.finalUrl).href;
+  } catch {
+    return { end: { ...at, outcome: "invalid_response", reason: "bad_redirect", message: `HTTP ${at.httpStatus} without a usable Location` } };
+  }
+  if (visited.has(next)) return { end: { ...at, outcome: "invalid_response", reason: "redirect_loop", message: `redirect loop back to ${next}` } };
+  if (at.redirects >= MAX_REDIRECTS) {
+    return { end: { ...at, outcome: "invalid_response", reason: "too_many_redirects", message: `more than ${MAX_REDIRECTS} redirects` } };
+  }
+  const refused = checkRedirect ? await checkRedirect(next) : null;
+  if (refused !== null) return { end: { ...at, outcome: "invalid_response", reason: "redirect_refused", message: `redirect to ${next} refused: ${refused}` } };
+  return { next };
+}
+
+/** Any final status other than 200: not found, rate limited, server error, unexpected. */
+async function statusOutcome(res: Response, at: Hop, now: number): Promise<Outcome> {
+  await res.body?.cancel();
+  const status = res.status;
+  if (status === 404) return { ...at, outcome: "not_found" };
+  if (status === 429) return { ...at, outcome: "rate_limited", retryAfterSeconds: parseRetryAfter(res.headers.get("retry-after"), now) };
+  if (status >= 500) return { ...at, outcome: "server_error", message: `HTTP ${status}` };
+  return { ...at, outcome: "invalid_response", reason: "unexpected_status", message: `HTTP ${status}` };
+}
+
+/** A 200 answer: its body, bounded, must be an RDAP domain object in JSON. */
+async function answerOutcome(res: Response, at: Hop, maxBodyBytes: number, timedOut: () => string | null): Promise<Outcome> {
+  const contentType = (res.headers.get("content-type") ?? "").toLowerCase();
+  let text: string;
+  try {
+    text = await readLimited(res, maxBodyBytes);
+  } catch (err) {
+    if (err instanceof BodyTooLarge) return { ...at, outcome: "invalid_response", reason: "too_large", message: "response body too large" };
+    const timeout = timedOut();
+    if (timeout) return { ...at, outcome: "timeout", message: timeout };
+    return { ...at, outcome: "server_error", message: `body read failed: ${(err as Error).message}` };
+  }
+  // Servers send application/rdap+json, application/json or nothing; HTML is a
+  // portal or an error page, never an RDAP answer.
+  if (contentType.includes("html") || /^\s*</.test(text)) {
+    return { ...at, outcome: "invalid_response", reason: "html", message: `HTML instead of RDAP JSON (${contentType || "no content type"})` };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return { ...at, outcome: "invalid_response", reason: "malformed_json", message: `body is not JSON: ${(err as Error).message}` };
+  }
+  if (!isRdapDomain(json)) return { ...at, outcome: "invalid_response", reason: "not_domain_object", message: "JSON is not an RDAP domain object" };
+  return { ...at, outcome: "success", domain: json, bodyText: text };
+}
+
 /**
  * Looks `domain` up at the RDAP server `baseUrl` (a bootstrap base URL; null or
- * "" means discovery found none). Sends `Accept: application/rdap+json`.
+ * "" means discovery found none). Sends `Accept: application/rdap+json`, follows up
+ * to MAX_REDIRECTS redirects the caller's policy allows, and classifies the answer.
  */
 export async function fetchDomain(
   baseUrl: string | null | undefined,
@@ -118,13 +189,10 @@ export async function fetchDomain(
 ): Promise<RdapFetchResult> {
   const now = options.now ?? Date.now;
   const started = now();
-  const base = { fetchedAt: new Date(started).toISOString(), redirects: 0 };
-  const done = <T extends object>(r: T & { requestUrl: string | null; finalUrl: string | null; httpStatus: number | null }) =>
-    ({ ...base, elapsedMs: Math.max(0, now() - started), ...r }) as unknown as RdapFetchResult;
+  const done = (r: Outcome) =>
+    ({ fetchedAt: new Date(started).toISOString(), redirects: 0, elapsedMs: Math.max(0, now() - started), ...r }) as RdapFetchResult;
 
-  if (!baseUrl) {
-    return done({ outcome: "no_rdap_server", requestUrl: null, finalUrl: null, httpStatus: null, message: `no RDAP server known for ${domain}` });
-  }
+  if (!baseUrl) return done({ outcome: "no_rdap_server", requestUrl: null, finalUrl: null, httpStatus: null, message: `no RDAP server known for ${domain}` });
   let requestUrl: string;
   try {
     requestUrl = new URL(rdapDomainUrl(baseUrl, domain)).href;
@@ -137,10 +205,8 @@ export async function fetchDomain(
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const timer = setTimeout(() => timeout.abort(), timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
-  const aborted = () =>
-    options.signal?.aborted
-      ? "lookup cancelled by caller"
-      : `no complete answer within ${timeoutMs} ms`;
+  /** Why the lookup was cut short, or null while it was not. */
+  const timedOut = () => (!signal.aborted ? null : options.signal?.aborted ? "lookup cancelled by caller" : `no complete answer within ${timeoutMs} ms`);
 
   let url = requestUrl;
   const visited = new Set<string>([url]);
@@ -151,82 +217,22 @@ export async function fetchDomain(
       try {
         res = await doFetch(url, { headers: { accept: "application/rdap+json" }, redirect: "manual", signal });
       } catch (err) {
-        if (signal.aborted) return done({ outcome: "timeout", requestUrl, finalUrl: url, httpStatus: null, redirects, message: aborted() });
+        const timeout = timedOut();
+        if (timeout) return done({ outcome: "timeout", requestUrl, finalUrl: url, httpStatus: null, redirects, message: timeout });
         // Refused connection, DNS failure, TLS failure: the server is not serving.
         return done({ outcome: "server_error", requestUrl, finalUrl: url, httpStatus: null, redirects, message: `network error: ${(err as Error).message}` });
       }
-      const status = res.status;
-      const at = { requestUrl, finalUrl: url, httpStatus: status, redirects };
-
-      if (status >= 300 && status < 400 && status !== 304) {
-        await res.body?.cancel();
-        const location = res.headers.get("location");
-        let next: string;
-        try {
-          if (!location) throw new Error("no Location");
-          next = new URL(location, url).href;
-        } catch {
-          return done({ ...at, outcome: "invalid_response", reason: "bad_redirect", message: `HTTP ${status} without a usable Location` });
-        }
-        if (visited.has(next)) {
-          return done({ ...at, outcome: "invalid_response", reason: "redirect_loop", message: `redirect loop back to ${next}` });
-        }
-        if (redirects >= MAX_REDIRECTS) {
-          return done({ ...at, outcome: "invalid_response", reason: "too_many_redirects", message: `more than ${MAX_REDIRECTS} redirects` });
-        }
-        const refused = options.checkRedirect ? await options.checkRedirect(next) : null;
-        if (refused !== null) {
-          return done({ ...at, outcome: "invalid_response", reason: "redirect_refused", message: `redirect to ${next} refused: ${refused}` });
-        }
-        visited.add(next);
-        url = next;
+      const at: Hop = { requestUrl, finalUrl: url, httpStatus: res.status, redirects };
+      if (res.status >= 300 && res.status < 400 && res.status !== 304) {
+        const hop = await redirectTarget(res, at, visited, options.checkRedirect);
+        if ("end" in hop) return done(hop.end);
+        visited.add(hop.next);
+        url = hop.next;
         redirects++;
         continue;
       }
-
-      if (status === 404) {
-        await res.body?.cancel();
-        return done({ ...at, outcome: "not_found" });
-      }
-      if (status === 429) {
-        await res.body?.cancel();
-        return done({ ...at, outcome: "rate_limited", retryAfterSeconds: parseRetryAfter(res.headers.get("retry-after"), now()) });
-      }
-      if (status >= 500) {
-        await res.body?.cancel();
-        return done({ ...at, outcome: "server_error", message: `HTTP ${status}` });
-      }
-      if (status !== 200) {
-        await res.body?.cancel();
-        return done({ ...at, outcome: "invalid_response", reason: "unexpected_status", message: `HTTP ${status}` });
-      }
-
-      const contentType = (res.headers.get("content-type") ?? "").toLowerCase();
-      let text: string;
-      try {
-        text = await readLimited(res, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-      } catch (err) {
-        if (err instanceof BodyTooLarge) {
-          return done({ ...at, outcome: "invalid_response", reason: "too_large", message: "response body too large" });
-        }
-        if (signal.aborted) return done({ ...at, outcome: "timeout", message: aborted() });
-        return done({ ...at, outcome: "server_error", message: `body read failed: ${(err as Error).message}` });
-      }
-      // Servers send application/rdap+json, application/json or nothing; HTML is a
-      // portal or an error page, never an RDAP answer.
-      if (contentType.includes("html") || /^\s*</.test(text)) {
-        return done({ ...at, outcome: "invalid_response", reason: "html", message: `HTML instead of RDAP JSON (${contentType || "no content type"})` });
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (err) {
-        return done({ ...at, outcome: "invalid_response", reason: "malformed_json", message: `body is not JSON: ${(err as Error).message}` });
-      }
-      if (!isRdapDomain(json)) {
-        return done({ ...at, outcome: "invalid_response", reason: "not_domain_object", message: "JSON is not an RDAP domain object" });
-      }
-      return done({ ...at, outcome: "success", domain: json, bodyText: text });
+      if (res.status !== 200) return done(await statusOutcome(res, at, now()));
+      return done(await answerOutcome(res, at, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, timedOut));
     }
   } finally {
     clearTimeout(timer);
