@@ -60,6 +60,12 @@ export const rdapMonitors = sqliteTable(
     notes: text("notes").notNull().default(""),
     lastCheckedAt: text("last_checked_at"),
     lastCheckStatus: text("last_check_status", { enum: RDAP_CHECK_STATUSES }),
+    /**
+     * The latest check that collected registration data (status `success`); null while
+     * none has. Unlike last_checked_at it stays put while checks fail, so the weekly
+     * audit's "Monitoring data stale" sees a monitor failing for days.
+     */
+    lastSuccessAt: text("last_success_at"),
     /** Human-readable detail of the last check (error message, HTTP status). */
     lastCheckDetail: text("last_check_detail"),
     /** The comparison base: the newest snapshot of this monitor (null before the first success). */
@@ -125,7 +131,12 @@ export const rdapChangeFacts = sqliteTable(
     expirationDate: text("expiration_date"),
     previousExpirationDate: text("previous_expiration_date"),
   },
-  (t) => [index("rdap_change_facts_org_idx").on(t.organizationId, t.observedAt)],
+  (t) => [
+    index("rdap_change_facts_org_idx").on(t.organizationId, t.observedAt),
+    // A monitor's facts newest first: its published expiry as of a time (the audit reads
+    // it per monitor), and its changes in a window, without reading other monitors' rows.
+    index("rdap_change_facts_monitor_idx").on(t.monitorId, t.observedAt),
+  ],
 );
 
 export const rdapBootstrap = sqliteTable("rdap_bootstrap", {

@@ -31,8 +31,10 @@ function stillBasedOn(m: DueMonitor): SQL {
 
 const snapshotIdOf = (db: Db, hash: string) => sql`(${db.select({ id: rdapSnapshots.id }).from(rdapSnapshots).where(eq(rdapSnapshots.hash, hash))})`;
 
+/** A check that collected the registration data: also the monitor's freshness for the audit (last_success_at). */
 const successfulCheck = (checkedAt: string) => ({
   lastCheckedAt: checkedAt,
+  lastSuccessAt: checkedAt,
   lastCheckStatus: "success" as const,
   lastCheckDetail: null,
   retryAt: null,
