@@ -79,6 +79,12 @@ export const apiTokens = sqliteTable(
     lastUsedAt: text("last_used_at"),
     createdAt: createdAt(),
     revokedAt: text("revoked_at"),
+    /**
+     * The API token that created this one (null when created by a login session): a
+     * token never outlives its creator, also not by renewing itself (tokens/service.ts).
+     * No foreign key: tokens are revoked, never deleted, and a missing creator counts as revoked.
+     */
+    createdByTokenId: integer("created_by_token_id"),
   },
   (t) => [
     uniqueIndex("api_tokens_token_hash_unique").on(t.tokenHash),

@@ -1,0 +1,1 @@
+ALTER TABLE `api_tokens` ADD `created_by_token_id` integer;
