@@ -1,5 +1,8 @@
 /**
  * API tokens (spec "API tokens", the token state table, ADDENDUM 4 and 11).
+ *
+ * Time-dependent behaviour (expiry, renewal, last use) is tested by moving the
+ * request's clock (X-Trust-Plane-Now, src/platform/clock.ts), never by ageing rows.
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -7,9 +10,11 @@ import { PASSWORD, addMember, call, createToken, expectErrorShape, login, pollUn
 
 const DB = (env as any).DB as D1Database;
 const DAY = 86_400_000;
-const past = (ms = 1000) => new Date(Date.now() - ms).toISOString();
 const tokenRow = (id: number) =>
   DB.prepare("SELECT * FROM api_tokens WHERE id = ?").bind(id).first<{ last_used_at: string | null; expires_at: string; token_hash: string }>();
+/** A call made at `at` (the request's clock). */
+const callAt = (at: number, method: string, path: string, token: string, body?: unknown) =>
+  call(method, path, { token, body, headers: { "x-trust-plane-now": new Date(at).toISOString() } });
 
 describe("create", () => {
   it("201 with the full token once; listings show token_prefix (first 12 chars) and never the token", async () => {
@@ -171,14 +176,16 @@ describe("renew", () => {
   it("with itself: 200 and expires_at = now + its validity_days", async () => {
     const org = await signupFresh();
     const t = await createToken(org.session, ["rdap:view_monitoring"], 3);
-    // Pretend the token is about to expire, so renewal visibly moves the expiry.
-    await DB.prepare("UPDATE api_tokens SET expires_at = ? WHERE id = ?").bind(new Date(Date.now() + 3600_000).toISOString(), t.id).run();
-    const before = Date.now();
-    const r = await call("POST", `/api/api-tokens/${t.id}/renew`, { token: t.token });
+    // An hour before it expires, renewal moves the expiry to that moment + 3 days.
+    const at = Date.parse(t.expires_at) - 3600_000;
+    const r = await callAt(at, "POST", `/api/api-tokens/${t.id}/renew`, t.token);
     expect(r.status).toBe(200);
     expect(typeof r.body.message).toBe("string");
-    expect(Math.abs(Date.parse(r.body.expires_at) - (before + 3 * DAY))).toBeLessThan(5_000);
+    expect(r.body.expires_at).toBe(new Date(at + 3 * DAY).toISOString());
     expect((await tokenRow(t.id))!.expires_at).toBe(r.body.expires_at);
+    // Past its old expiry it works; at the new one it does not.
+    expect((await callAt(at + 2 * 3600_000, "GET", "/api/rdap/domains", t.token)).status).toBe(200);
+    expectErrorShape(await callAt(at + 3 * DAY, "GET", "/api/rdap/domains", t.token), 401, "token_expired");
   });
 
   it("with another token or a session: 403", async () => {
@@ -192,8 +199,9 @@ describe("renew", () => {
   it("an expired token: 401 token_expired", async () => {
     const org = await signupFresh();
     const t = await createToken(org.session, ["rdap:view_monitoring"]);
-    await DB.prepare("UPDATE api_tokens SET expires_at = ? WHERE id = ?").bind(past(), t.id).run();
-    expectErrorShape(await call("POST", `/api/api-tokens/${t.id}/renew`, { token: t.token }), 401, "token_expired");
+    expectErrorShape(await callAt(Date.parse(t.expires_at) + 1000, "POST", `/api/api-tokens/${t.id}/renew`, t.token), 401, "token_expired");
+    // At its expiry exactly it is expired too.
+    expectErrorShape(await callAt(Date.parse(t.expires_at), "POST", `/api/api-tokens/${t.id}/renew`, t.token), 401, "token_expired");
   });
 
   it("a revoked token: 401", async () => {
@@ -204,44 +212,88 @@ describe("renew", () => {
     expect(r.status).toBe(401);
     expect(r.body.success).toBe(false);
   });
+
+  it("a token created by a token never renews past its creator's current expiry", async () => {
+    const org = await signupFresh();
+    const parent = await createToken(org.session, ["api-tokens:create_tokens", "lists:view_lists"], 30, "parent");
+    const t0 = Date.parse(parent.expires_at) - 30 * DAY;
+    const created = await call("POST", "/api/api-tokens", { token: parent.token, body: { name: "child", validity_days: 29, scopes: ["lists:view_lists"] } });
+    expect(created.status).toBe(201);
+    const child = created.body as { id: number; token: string; expires_at: string };
+
+    // Day 28: on its own the child would renew to day 57; it ends with its creator (day 30).
+    const day28 = t0 + 28 * DAY;
+    const clamped = await callAt(day28, "POST", `/api/api-tokens/${child.id}/renew`, child.token);
+    expect(clamped.status, JSON.stringify(clamped.body)).toBe(200);
+    expect(clamped.body.expires_at).toBe(parent.expires_at);
+    expect((await tokenRow(child.id))!.expires_at).toBe(parent.expires_at);
+    expectErrorShape(await callAt(Date.parse(parent.expires_at), "GET", "/api/lists", child.token), 401, "token_expired");
+
+    // Once the creator is renewed (to day 58), the child renews by its own validity again.
+    const parentRenewed = await callAt(day28, "POST", `/api/api-tokens/${parent.id}/renew`, parent.token);
+    expect(parentRenewed.body.expires_at).toBe(new Date(day28 + 30 * DAY).toISOString());
+    const later = day28 + 3600_000;
+    const own = await callAt(later, "POST", `/api/api-tokens/${child.id}/renew`, child.token);
+    expect(own.body.expires_at).toBe(new Date(later + 29 * DAY).toISOString());
+
+    // The creator revoked: renewal is refused (403) and nothing changes; the child still
+    // works until its current expiry and not after it.
+    expect((await call("DELETE", `/api/api-tokens/${parent.id}`, { token: org.session })).status).toBe(200);
+    const refused = await callAt(later + DAY, "POST", `/api/api-tokens/${child.id}/renew`, child.token);
+    expectErrorShape(refused, 403, "forbidden");
+    expect(refused.body.error.message).toContain("revoked");
+    expect((await tokenRow(child.id))!.expires_at).toBe(own.body.expires_at);
+    expect((await callAt(later + DAY, "GET", "/api/lists", child.token)).status).toBe(200);
+    expectErrorShape(await callAt(Date.parse(own.body.expires_at), "GET", "/api/lists", child.token), 401, "token_expired");
+  });
+
+  it("a token created by a session renews by its own validity alone", async () => {
+    const org = await signupFresh();
+    const t = await createToken(org.session, ["lists:view_lists"], 30);
+    const at = Date.parse(t.expires_at) - DAY;
+    const r = await callAt(at, "POST", `/api/api-tokens/${t.id}/renew`, t.token);
+    expect(r.body.expires_at).toBe(new Date(at + 30 * DAY).toISOString());
+  });
 });
 
 describe("expiry and last use", () => {
   it("a never-used token past its expiry is 401 token_expired and stays listed as expired", async () => {
     const org = await signupFresh();
-    const t = await createToken(org.session, ["api-tokens:view_own_tokens"]);
-    await DB.prepare("UPDATE api_tokens SET expires_at = ? WHERE id = ?").bind(past(), t.id).run();
-    expectErrorShape(await call("GET", "/api/api-tokens", { token: t.token }), 401, "token_expired");
-    const list = await call("GET", "/api/api-tokens", { token: org.session });
+    const t = await createToken(org.session, ["api-tokens:view_own_tokens"], 1);
+    // Sessions last 12 hours: a month-long token of the same user lists at that time.
+    const lister = await createToken(org.session, ["api-tokens:view_own_tokens"], 30, "lister");
+    const after = Date.parse(t.expires_at) + 1000;
+    expectErrorShape(await callAt(after, "GET", "/api/api-tokens", t.token), 401, "token_expired");
+    const list = await callAt(after, "GET", "/api/api-tokens", lister.token);
     const item = list.body.tokens.find((x: any) => x.id === t.id);
     expect(item).toMatchObject({ status: "expired", revoked_at: null, last_used_at: null });
+    // The same listing a moment before the expiry: active.
+    const before = await callAt(Date.parse(t.expires_at) - 1000, "GET", "/api/api-tokens", lister.token);
+    expect(before.body.tokens.find((x: any) => x.id === t.id).status).toBe("active");
   });
 
   it("last_used_at is set on first use and not rewritten within 60 s; rewritten when older", async () => {
     const org = await signupFresh();
     const t = await createToken(org.session, ["api-tokens:view_own_tokens"]);
     expect((await tokenRow(t.id))!.last_used_at).toBeNull();
-    expect((await call("GET", "/api/api-tokens", { token: t.token })).status).toBe(200);
-    const first = await pollUntil(async () => (await tokenRow(t.id))!.last_used_at);
-    expect(first).toBeTruthy();
-    expect(Math.abs(Date.parse(first!) - Date.now())).toBeLessThan(10_000);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const first = Date.parse(t.expires_at) - 29 * DAY;
+    const lastUsed = async () => (await tokenRow(t.id))!.last_used_at;
 
-    await new Promise((r) => setTimeout(r, 20));
-    expect((await call("GET", "/api/api-tokens", { token: t.token })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 200));
-    expect((await tokenRow(t.id))!.last_used_at).toBe(first);
+    expect((await callAt(first, "GET", "/api/api-tokens", t.token)).status).toBe(200);
+    expect(await pollUntil(async () => (await lastUsed()) === iso(first))).toBe(true);
 
-    const old = new Date(Date.now() - 120_000).toISOString();
-    await DB.prepare("UPDATE api_tokens SET last_used_at = ? WHERE id = ?").bind(old, t.id).run();
-    expect((await call("GET", "/api/api-tokens", { token: t.token })).status).toBe(200);
+    // 30 s later, within the resolution, nothing is written; 61 s after the first use it
+    // is. Had the 30 s call written, that value (then under 60 s old) would have stayed.
+    expect((await callAt(first + 30_000, "GET", "/api/api-tokens", t.token)).status).toBe(200);
+    expect((await callAt(first + 61_000, "GET", "/api/api-tokens", t.token)).status).toBe(200);
     const refreshed = await pollUntil(async () => {
-      const v = (await tokenRow(t.id))!.last_used_at;
-      return v !== old ? v : null;
+      const v = await lastUsed();
+      return v !== iso(first) ? v : null;
     });
-    expect(refreshed).toBeTruthy();
-    expect(refreshed! > first!).toBe(true);
-    // The listing reports it.
-    const list = await call("GET", "/api/api-tokens", { token: org.session });
+    expect(refreshed).toBe(iso(first + 61_000));
+    // The listing reports it (read with the token itself: the 12-hour session is over by then).
+    const list = await callAt(first + 62_000, "GET", "/api/api-tokens", t.token);
     expect(list.body.tokens.find((x: any) => x.id === t.id).last_used_at).toBe(refreshed);
   });
 });

@@ -38,7 +38,7 @@ export const revoke = defineRoute({
 
 export const renew = defineRoute({
   method: "post", path: "/api/api-tokens/{token_id}/renew", tags, summary: "Renew a token with itself",
-  description: "Authenticated by the token being renewed; new expiry = now + its original validity days. Another credential: 403; an expired or revoked token: 401.",
+  description: "Authenticated by the token being renewed; new expiry = now + its original validity days, but never after the current expiry of the API token that created it (if one did). Another credential: 403; an expired or revoked token: 401; a token whose creating token is revoked or expired: 403.",
   access: { authenticated: true },
   audit: { action: "api_token.renew", targetType: "api_token", idParam: "token_id" },
   request: { params: s.TokenIdParam },

@@ -3,6 +3,11 @@
  *
  * States: active -> expired (time), active -> revoked (DELETE), active -> active
  * (renew by the token itself: new expiry = now + original validity days).
+ *
+ * A token created by another API token (its creator, `created_by_token_id`) never
+ * outlives it: at creation its expiry may not pass the creator's (403), and renewal
+ * ends at the creator's expiry at the latest; once the creator is revoked or expired,
+ * renewal is refused (403) and the token runs out at its current expiry.
  */
 import { desc, eq } from "drizzle-orm";
 import { apiTokens, users } from "../../db/schema/platform";
@@ -78,6 +83,7 @@ export async function createToken(t: Tenant, principal: Principal, input: { name
       validityDays: input.validity_days,
       expiresAt,
       createdAt: now.toISOString(),
+      createdByTokenId: principal.kind === "api_token" ? principal.tokenId : null,
     })
     .returning();
   return {
@@ -129,7 +135,31 @@ export async function renewToken(t: Tenant, principal: Principal, tokenId: numbe
     throw forbidden("A token can only be renewed with itself as the bearer");
   }
   const row = await t.getOr404(apiTokens, tokenId, "Token");
-  const expiresAt = new Date(now.getTime() + row.validityDays * DAY_MS).toISOString();
+  let expiresAt = new Date(now.getTime() + row.validityDays * DAY_MS).toISOString();
+  let message = "Token renewed";
+  if (row.createdByTokenId !== null) {
+    const creatorExpiry = await creatorExpiryOf(t, row.createdByTokenId, now);
+    if (creatorExpiry < expiresAt) {
+      expiresAt = creatorExpiry;
+      message = "Token renewed until the expiry of the token that created it";
+    }
+  }
   await t.update(apiTokens, { expiresAt }, eq(apiTokens.id, row.id)).run();
-  return { message: "Token renewed", expires_at: expiresAt };
+  return { message, expires_at: expiresAt };
+}
+
+/**
+ * The creator's current expiry, the latest a token it created may be renewed to; 403
+ * when the creator is revoked or expired (the token then runs out at its current
+ * expiry: a credential cut off upstream cannot keep itself alive).
+ */
+async function creatorExpiryOf(t: Tenant, creatorId: number, now: Date): Promise<string> {
+  const creator = await t.get(apiTokens, creatorId);
+  if (!creator || creator.revokedAt) {
+    throw forbidden("The API token that created this token has been revoked, so it cannot be renewed; create a new token");
+  }
+  if (tokenStatus(creator, now) === "expired") {
+    throw forbidden(`The API token that created this token expired at ${creator.expiresAt}, so it cannot be renewed; create a new token`);
+  }
+  return creator.expiresAt;
 }
