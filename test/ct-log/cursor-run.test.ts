@@ -1,14 +1,16 @@
 // The log cursor's loop without a Durable Object: the local fixture logs (static-ct-api
 // and RFC 6962, thousands of generated certificates), a store in memory, and a sink
 // that publishes into D1 for real (the queue is a recording array). Verified batches,
-// a tampered tile in the middle, a crash between publishing and saving, short
-// get-entries answers, 429s with several requests in flight.
+// reading that goes on while a batch commits (within a bounded window), a tampered tile
+// in the middle of small and large runs, a crash between publishing and saving, short
+// get-entries answers, 429s with several requests in flight, a long Retry-After that
+// pauses the log for the time it asked.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createDb } from "../../src/db/client";
 import { ctMatchOccurrences, organizations } from "../../src/db/schema";
-import { runCursor, type CursorRunInput } from "../../src/modules/ct-log/cursor/run";
+import { MAX_LOG_PAUSE_MS, runCursor, type CursorRunInput } from "../../src/modules/ct-log/cursor/run";
 import { MemoryCursorStore, type CursorRecord, type VerifiedBatch } from "../../src/modules/ct-log/cursor/state";
 import { publishVerified, type CtLogPublished } from "../../src/modules/ct-log/fanout";
 import { FilterIndex } from "../../src/modules/ct-log/filters/label-index";
@@ -18,7 +20,7 @@ import { StaticCtClient } from "../../src/modules/ct-log/log-client/static-ct-cl
 import type { LogClient } from "../../src/modules/ct-log/log-client/types";
 import { createDohClient } from "../../src/platform/dns/doh";
 import { control, createLog, logKey, logUrl, requests } from "./wire/fixture";
-import { dohZone, uid } from "./ingest-helpers";
+import { dohZone, sleep, uid } from "./ingest-helpers";
 
 const db = createDb((env as any).DB);
 
@@ -147,12 +149,117 @@ describe("log cursor loop (no Durable Object)", () => {
     expect(await occurrenceIndexes(org, h.logId)).toEqual(multiples(40, 0, 4000));
   }, 60_000);
 
+  it("reading goes on while a batch is verified and published, within the reader's window; commits stay one at a time, in order", async () => {
+    const domain = `overlap-${uid()}.test`;
+    const name = await generatedLog(8192, 64, domain);
+    const org = await newOrg();
+    const h = await harness(await staticClient(name), org, domain, { commitEntries: 1024, ahead: 8 });
+    // A slow publication (D1 far away, a busy queue): 400 ms per batch.
+    const commits: { from: number; to: number; startedAt: number; endedAt: number }[] = [];
+    const publish = h.input.sink.publish;
+    const { status } = await runCursor({
+      ...h.input,
+      sink: {
+        publish: async (b) => {
+          const startedAt = Date.now();
+          await publish(b);
+          await sleep(400);
+          commits.push({ from: b.from, to: b.to, startedAt, endedAt: Date.now() });
+        },
+      },
+    });
+    expect(status).toMatchObject({ verifiedPosition: 8192, lastError: null, entriesProcessed: 8192 });
+    expectContiguous(h.published, 8192);
+    expect(await occurrenceIndexes(org, h.logId)).toEqual(multiples(64, 0, 8192));
+    // One commit at a time, in log order.
+    for (let i = 1; i < commits.length; i++) expect(commits[i].startedAt).toBeGreaterThanOrEqual(commits[i - 1].endedAt);
+    const tiles = (await requests(name))
+      .map((r: any) => ({ tile: /^tile\/data\/(\d{3})/.exec(r.path)?.[1], at: r.at as number }))
+      .filter((r) => r.tile !== undefined)
+      .map((r) => ({ index: Number(r.tile), at: r.at }));
+    let overlapped = 0;
+    for (const c of commits.slice(0, -1)) {
+      // Tiles past the committing batch were asked for while it was published...
+      if (tiles.some((t) => t.index * 256 >= c.to && t.at >= c.startedAt && t.at <= c.endedAt)) overlapped++;
+      // ...but never more than the next batch and the reader's window ahead of it.
+      const furthest = Math.max(...tiles.filter((t) => t.at <= c.endedAt).map((t) => t.index));
+      expect(furthest * 256).toBeLessThan(c.to + 1024 + 8 * 256);
+    }
+    expect(overlapped).toBeGreaterThanOrEqual(Math.floor((commits.length - 1) / 2));
+  }, 60_000);
+
+  it("a tampered tile in the middle of a large run: publication stops at the last verified position, also for the batch read meanwhile", async () => {
+    const domain = `bigtamper-${uid()}.test`;
+    const name = await generatedLog(16_384, 64, domain);
+    await control(name, "fault", { kind: "tamper-entry", index: 9000 }); // in tile 35 (8960..9215)
+    const org = await newOrg();
+    const h = await harness(await staticClient(name), org, domain, { commitEntries: 1024, ahead: 16 });
+    const { status, more, resumeAfterMs } = await runCursor(h.input);
+    expect(status.lastError).toMatch(/TreeMismatchError/);
+    expect(status).toMatchObject({ position: 8960, verifiedPosition: 8960, entriesProcessed: 8960, lastMismatch: { treeSize: 16_384, verifiedPosition: 8960 } });
+    expect(more).toBe(false);
+    // The host arms its next run at the end of the backoff (30 s after the first failure).
+    expect(resumeAfterMs).toBeGreaterThan(20_000);
+    expect(resumeAfterMs).toBeLessThanOrEqual(30_000);
+    // Every batch published ends at or before the tampered tile; they tile [0, 8960) exactly.
+    expect(h.published.every((b) => b.to <= 8960)).toBe(true);
+    expectContiguous(h.published, 8960);
+    expect(await occurrenceIndexes(org, h.logId)).toEqual(multiples(64, 0, 8960));
+    expect(h.store.record!.status.verifiedPosition).toBe(8960);
+  }, 60_000);
+
+  it("a Retry-After longer than a run should wait pauses the log for that long (at most an hour), then it reads on", async () => {
+    const domain = `pause-${uid()}.test`;
+    const name = await generatedLog(3000, 30, domain);
+    await control(name, "fault", { kind: "rate-limit", count: 1, retryAfter: "120", path: "tile/data/004" });
+    const org = await newOrg();
+    // The cursor's retry settings: Retry-After up to 10 s is waited for within the run, longer ends it.
+    const h = await harness(await staticClient(name, { maxBackoffMs: 10_000, baseBackoffMs: 10 }), org, domain, { commitEntries: 512 });
+    const first = await runCursor(h.input);
+    expect(first.status.lastError).toMatch(/LogPausedError: .*tile\/data\/004.* 120 s/);
+    // Not counted as a failure of the log: no exponential backoff, just the pause it asked for.
+    expect(first.status.consecutiveFailures).toBe(0);
+    const pause = Date.parse(first.status.backoffUntil!) - h.input.now.getTime();
+    expect(pause).toBeGreaterThanOrEqual(120_000);
+    expect(pause).toBeLessThan(125_000);
+    expect(first.more).toBe(false);
+    expect(first.resumeAfterMs).toBeGreaterThan(115_000);
+    expect(first.resumeAfterMs).toBeLessThanOrEqual(pause);
+    // Nothing past the tile that answered 429 was published; what was is verified and contiguous.
+    expect(first.status.verifiedPosition).toBeLessThanOrEqual(4 * 256);
+    expectContiguous(h.published, first.status.verifiedPosition!);
+    // Asked once, not again after 10 s within the run.
+    expect((await requests(name)).filter((r) => r.path === "tile/data/004")).toHaveLength(1);
+
+    // A minute later (a Cron poke) the log is still paused: not asked anything.
+    const asked = (await requests(name)).length;
+    const early = await runCursor({ ...h.input, now: new Date(h.input.now.getTime() + 60_000) });
+    expect(early.status.verifiedPosition).toBe(first.status.verifiedPosition);
+    expect(early.resumeAfterMs).toBeGreaterThan(55_000);
+    expect((await requests(name)).length).toBe(asked);
+
+    // When the pause is over, a fresh client (the host drops a failed run's) reads the rest.
+    const resumed = await runCursor({ ...h.input, client: await staticClient(name, { maxBackoffMs: 10_000 }), now: new Date(Date.parse(first.status.backoffUntil!) + 1) });
+    expect(resumed.status).toMatchObject({ verifiedPosition: 3000, lastError: null, backoffUntil: null, entriesProcessed: 3000 });
+    expect(resumed.resumeAfterMs).toBeNull();
+    expectContiguous(h.published, 3000);
+    expect(await occurrenceIndexes(org, h.logId)).toEqual(multiples(30, 0, 3000));
+
+    // A Retry-After of two hours is held to the hour.
+    await control(name, "fault", { kind: "rate-limit", count: 1, retryAfter: "7200", path: "checkpoint" });
+    const later = new Date(Date.parse(first.status.backoffUntil!) + 10_000);
+    const capped = await runCursor({ ...h.input, client: await staticClient(name, { maxBackoffMs: 10_000 }), now: later });
+    expect(capped.status.lastError).toMatch(/LogPausedError/);
+    expect(Date.parse(capped.status.backoffUntil!) - later.getTime()).toBeGreaterThanOrEqual(MAX_LOG_PAUSE_MS);
+    expect(Date.parse(capped.status.backoffUntil!) - later.getTime()).toBeLessThan(MAX_LOG_PAUSE_MS + 5_000);
+  }, 60_000);
+
   it("a crash between publishing and saving: the next run reads the range again, publication adds nothing twice", async () => {
     const domain = `crash-${uid()}.test`;
     const name = await generatedLog(3000, 30, domain);
     const org = await newOrg();
-    // One request at a time, so batches end exactly every 512 entries.
-    const h = await harness(await staticClient(name, { concurrency: 1 }), org, domain, { commitEntries: 512, ahead: 1 });
+    // One request at a time and no time-based cut, so batches end exactly every 512 entries.
+    const h = await harness(await staticClient(name, { concurrency: 1 }), org, domain, { commitEntries: 512, commitIntervalMs: 60_000, ahead: 1 });
     // The process dies after publishing the 4th batch, before saving it (saves: start point, batches 1-3).
     let saves = 0;
     const dying = {

@@ -5,7 +5,8 @@
  * tested on its own (test/ct-log/cursor-run.test.ts).
  *
  *   read     the log's request units from the verified position towards the newest
- *            signed tree head, as many in flight as its politeness allows (reader.ts)
+ *            signed tree head, as many in flight as its politeness allows, requested
+ *            ahead of the consumer within a bounded window (reader.ts)
  *   match    every entry's leaf hash goes into a working copy of the collapsed Merkle
  *            tree; its names through the filter and typosquat indexes (EntryMatcher)
  *   verify   a batch (at least every COMMIT_INTERVAL_MS or COMMIT_ENTRIES, and at the
@@ -17,6 +18,11 @@
  *            from the last saved tree (no gap) while publication ignores what it
  *            already has (no duplicate)
  *
+ * Commits overlap reading: while batch N is verified and published, batch N+1 is
+ * read and matched (and the reader keeps requesting ahead). Commits run one at a
+ * time and in order; batch N+1 builds on N's tree before N is proven, so when N
+ * fails verification, N+1 is dropped unpublished with it.
+ *
  * A batch that does not verify is cut down to its longest prefix that does (a binary
  * search over its request units): that prefix is published, the log stops there with
  * the mismatch recorded and backs off. A tampered entry is never published, nor
@@ -25,7 +31,7 @@
 import { CollapsedMerkleTree } from "../merkle";
 import type { CursorStatus } from "../cursor-contract";
 import type { EntryMatcher, LogRef, ObservedEntry } from "../ingest";
-import type { LogClient, SignedTreeHead } from "../log-client/types";
+import { LogPausedError, type LogClient, type SignedTreeHead } from "../log-client/types";
 import { toBase64 } from "../wire/bytes";
 import { readInOrder } from "./reader";
 import { initialStatus, type CursorRecord, type CursorSink, type CursorStore } from "./state";
@@ -36,6 +42,8 @@ export const COMMIT_INTERVAL_MS = 1_000;
 export const COMMIT_ENTRIES = 16_384;
 const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_MAX_MS = 3600_000;
+/** The longest pause a log's Retry-After gets: a longer one (or a bogus date far ahead) is cut to this. */
+export const MAX_LOG_PAUSE_MS = 3600_000;
 /** Caught up with time left: the head is fetched again, and read on if the log grew by at least this much. */
 const MIN_GROWTH_TO_READ_ON = 256;
 
@@ -50,7 +58,10 @@ export interface CursorRunInput {
   sink: CursorSink;
   /** The matcher of the current filters; asked again before each batch, so a changed filter applies from the next batch. */
   matcher: () => Promise<EntryMatcher>;
-  /** Request units asked ahead of the one being processed (the log's concurrency). */
+  /**
+   * Request units asked ahead of the one being processed: the reader's window. The log's
+   * politeness (in the client) decides how many of them are in flight; the rest wait their turn.
+   */
   ahead: number;
   budgetMs: number;
   /** The scheduler's clock: backoff decisions and the recorded times of the run. */
@@ -69,6 +80,12 @@ export interface CursorRunResult {
   status: Omit<CursorStatus, "inProgress">;
   /** A backlog remains (the budget ran out before the head): run again at once. */
   more: boolean;
+  /**
+   * When to run again, in ms from now: 0 with a backlog, the rest of the backoff while the
+   * log backs off (a failure, or the pause its Retry-After asked for), null when caught up
+   * (the next poke decides).
+   */
+  resumeAfterMs: number | null;
 }
 
 /** The signed tree did not contain what was read; `published` entries before it were verified and published. */
@@ -103,7 +120,7 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
   if (status.backoffUntil && Date.parse(status.backoffUntil) > input.now.getTime()) {
     status.runs += 1; // a run that found the cursor backing off
     await input.store.save(record);
-    return { status, more: false };
+    return { status, more: false, resumeAfterMs: Date.parse(status.backoffUntil) - input.now.getTime() };
   }
   status.lastRunAt = input.now.toISOString();
   const verifiedBefore = status.entriesProcessed;
@@ -116,7 +133,9 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
   };
   const noteVerified = (tree: CollapsedMerkleTree, head: SignedTreeHead) => {
     record.tree = tree.toJSON();
-    status.position = status.verifiedPosition = tree.size;
+    // Reading may already be past it (the next batch is read while this one commits).
+    status.position = Math.max(status.position ?? 0, tree.size);
+    status.verifiedPosition = tree.size;
     status.verifiedTreeHeadAt = iso(head.timestamp);
     status.backlog = Math.max(0, (status.treeSize ?? tree.size) - tree.size);
   };
@@ -154,7 +173,10 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
     return tree!;
   };
 
-  /** Reads [tree.size, head) until the budget is spent; returns the verified tree and whether the budget ran out. */
+  /**
+   * Reads [tree.size, head) until the budget is spent; returns the verified tree and whether the
+   * budget ran out. Each batch's commit runs while the next batch is read; at most one at a time.
+   */
   const readTowards = async (start: CollapsedMerkleTree, head: SignedTreeHead): Promise<{ tree: CollapsedMerkleTree; spent: boolean }> => {
     const commitEntries = input.commitEntries ?? COMMIT_ENTRIES;
     const commitIntervalMs = input.commitIntervalMs ?? COMMIT_INTERVAL_MS;
@@ -162,24 +184,46 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
     let matcher = await input.matcher();
     let batch: Batch = { start: start.size, tree: start.clone(), observed: [], boundaries: [] };
     let lastCommit = input.clock();
-    for await (const entries of readInOrder(input.client, start.size, head.treeSize, head.treeSize, input.ahead)) {
-      for (const e of entries) batch.tree.append(e.leafHash);
-      for (const o of await matcher.observe(entries)) batch.observed.push(o);
-      batch.boundaries.push({ tree: batch.tree.clone(), observed: batch.observed.length, lastEntryTimestamp: entries[entries.length - 1].entry.timestamp });
-      status.position = batch.tree.size;
-      input.onProgress?.(status);
-      const t = input.clock();
-      const spent = t >= deadline;
-      if (spent || batch.tree.size === head.treeSize || batch.tree.size - batch.start >= commitEntries || t - lastCommit >= commitIntervalMs) {
-        verified = await commit(batch, head);
-        lastCommit = input.clock();
-        if (spent) return { tree: verified, spent: true };
-        matcher = await input.matcher();
-        batch = { start: verified.size, tree: verified.clone(), observed: [], boundaries: [] };
+    /** The commit of the previous batch, under way while this one is read. */
+    let committing: Promise<CollapsedMerkleTree> | null = null;
+    const settle = async () => {
+      const c = committing;
+      committing = null;
+      if (c) verified = await c;
+    };
+    try {
+      for await (const entries of readInOrder(input.client, start.size, head.treeSize, head.treeSize, input.ahead)) {
+        for (const e of entries) batch.tree.append(e.leafHash);
+        for (const o of await matcher.observe(entries)) batch.observed.push(o);
+        batch.boundaries.push({ tree: batch.tree.clone(), observed: batch.observed.length, lastEntryTimestamp: entries[entries.length - 1].entry.timestamp });
+        status.position = batch.tree.size;
+        input.onProgress?.(status);
+        const t = input.clock();
+        const spent = t >= deadline;
+        if (spent || batch.tree.size === head.treeSize || batch.tree.size - batch.start >= commitEntries || t - lastCommit >= commitIntervalMs) {
+          // In order: the previous batch is published (or refused) before this one is verified.
+          await settle();
+          committing = commit(batch, head);
+          committing.catch(() => undefined); // observed by settle()
+          lastCommit = input.clock();
+          if (spent) {
+            await settle();
+            return { tree: verified, spent: true };
+          }
+          matcher = await input.matcher();
+          // The next batch continues from this one's (still unproven) tree: dropped with it if it fails.
+          batch = { start: batch.tree.size, tree: batch.tree.clone(), observed: [], boundaries: [] };
+        }
+        await input.pause();
       }
-      await input.pause();
+      await settle();
+      return { tree: verified, spent: false };
+    } catch (err) {
+      // Reading or matching failed while a commit was under way: it completes first (its failure,
+      // a tree mismatch, is the one that says where the log stopped).
+      await settle();
+      throw err;
     }
-    return { tree: verified, spent: false };
   };
 
   try {
@@ -224,14 +268,21 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
   } catch (err) {
     status.position = status.verifiedPosition;
     status.lastError = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    status.consecutiveFailures += 1;
-    const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (status.consecutiveFailures - 1));
-    status.backoffUntil = iso(nowMs() + delay);
+    if (err instanceof LogPausedError) {
+      // The log said when to come back: not a failure of it, so no exponential backoff, but
+      // nothing is asked of it before then (up to an hour).
+      status.backoffUntil = iso(nowMs() + Math.min(MAX_LOG_PAUSE_MS, err.retryAfterMs));
+    } else {
+      status.consecutiveFailures += 1;
+      const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (status.consecutiveFailures - 1));
+      status.backoffUntil = iso(nowMs() + delay);
+    }
     more = false;
   }
   status.runs += 1;
   status.lastRunEntries = status.entriesProcessed - verifiedBefore;
   status.lastRunMs = input.clock() - started;
   await input.store.save(record);
-  return { status, more };
+  const resumeAfterMs = more ? 0 : status.backoffUntil ? Math.max(0, Date.parse(status.backoffUntil) - nowMs()) : null;
+  return { status, more, resumeAfterMs };
 }

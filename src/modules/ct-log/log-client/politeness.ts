@@ -4,10 +4,13 @@
  * honoured, a per-request timeout. A 429 or 5xx pauses every request to the log
  * (not only the one that got it) until its Retry-After or backoff has passed: the
  * log said it is overloaded, so the requests in flight beside it should not press on.
+ * A Retry-After longer than `maxBackoffMs` is not slept through: every request to
+ * the log fails at once with LogPausedError until it has passed, so the caller can
+ * end its run and come back when the log said (instead of asking again too early).
  * Time is injected (clock + sleeper + random), so tests record delays instead of
  * sleeping.
  */
-import { LogHttpError } from "./types";
+import { LogClientError, LogHttpError, LogPausedError, RequestDroppedError } from "./types";
 
 export interface Clock {
   /** ms since epoch. */
@@ -33,7 +36,10 @@ export interface PolitenessOptions {
   maxNetworkRetries?: number;
   /** First backoff step (default 1000 ms), doubled per attempt. */
   baseBackoffMs?: number;
-  /** Cap of a backoff step and of an honoured Retry-After (default 60 000 ms). */
+  /**
+   * Cap of a backoff step, and the longest Retry-After waited for within a call (default
+   * 60 000 ms); a longer one makes this and every later request throw LogPausedError until it has passed.
+   */
   maxBackoffMs?: number;
   /** Per-request timeout (default 30 000 ms); 0 disables. */
   timeoutMs?: number;
@@ -63,6 +69,8 @@ export class PoliteFetcher {
   private nextSlot = 0;
   /** Until when every request waits: set by a 429/5xx answer (Retry-After or backoff). */
   private pausedUntil = 0;
+  /** The request whose answer asked for a pause too long to wait (what LogPausedError names). */
+  private pausedBy = "";
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
   readonly opts: Required<Omit<PolitenessOptions, "fetch">> & { fetch: typeof fetch };
@@ -84,9 +92,10 @@ export class PoliteFetcher {
     };
   }
 
-  /** Waits for this log's next request slot (after any pause a 429/5xx imposed). */
-  private async throttle(): Promise<void> {
+  /** Waits for this log's next request slot (after any pause a 429/5xx imposed, unless it is too long to wait). */
+  private async throttle(url: string): Promise<void> {
     const pause = this.pausedUntil - this.opts.clock.now();
+    if (pause > this.opts.maxBackoffMs) throw new LogPausedError(this.pausedBy || url, pause);
     if (pause > 0) await this.opts.sleep(pause);
     const rps = this.opts.requestsPerSecond;
     if (!rps || rps <= 0) return;
@@ -118,6 +127,10 @@ export class PoliteFetcher {
     if (!timeoutMs) return this.opts.fetch(url, init);
     const ctrl = new AbortController();
     const timer = setTimeout(() => ctrl.abort(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
+    // The caller's signal (a reader that stopped) aborts the request as well as the timeout does.
+    const outer = init?.signal;
+    const drop = () => ctrl.abort(outer?.reason);
+    outer?.addEventListener("abort", drop, { once: true });
     try {
       const res = await this.opts.fetch(url, { ...init, signal: ctrl.signal });
       // Read the body under the same timeout, so a stalled body also times out.
@@ -125,15 +138,20 @@ export class PoliteFetcher {
       return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
     } finally {
       clearTimeout(timer);
+      outer?.removeEventListener("abort", drop);
     }
   }
 
   /**
    * Fetches with throttling and retries. Returns the first non-retryable
    * response (including 4xx other than 429, which the caller interprets); throws
-   * LogHttpError when retries are exhausted.
+   * LogHttpError when retries are exhausted, LogPausedError when the log asked for
+   * a pause longer than maxBackoffMs, RequestDroppedError when `init.signal` aborted
+   * (the request is then not sent, or its answer is not waited for).
    */
   async fetch(url: string, init?: RequestInit): Promise<Response> {
+    const signal = init?.signal ?? undefined;
+    const dropped = () => new RequestDroppedError(`${url}: dropped, its reader stopped`);
     let lastError = "";
     let lastStatus = 0;
     let networkFailures = 0;
@@ -141,14 +159,24 @@ export class PoliteFetcher {
       let delay: number | undefined;
       const release = await this.acquire();
       try {
-        await this.throttle();
+        if (signal?.aborted) throw dropped();
+        await this.throttle(url);
+        if (signal?.aborted) throw dropped();
         const res = await this.once(url, init);
         if (!isRetryableStatus(res.status)) return res;
         lastStatus = res.status;
         lastError = `HTTP ${res.status}`;
         const ra = parseRetryAfter(res.headers.get("retry-after"), this.opts.clock.now());
-        if (ra !== undefined) delay = Math.min(ra, this.opts.maxBackoffMs);
+        if (ra !== undefined && ra > this.opts.maxBackoffMs) {
+          // Too long to wait within a call: every request to the log stops until then.
+          this.pausedUntil = Math.max(this.pausedUntil, this.opts.clock.now() + ra);
+          this.pausedBy = url;
+          throw new LogPausedError(url, ra);
+        }
+        if (ra !== undefined) delay = ra;
       } catch (err) {
+        if (err instanceof LogClientError) throw err;
+        if (signal?.aborted) throw dropped();
         lastStatus = 0;
         lastError = (err as Error).message || String(err);
         // A timeout or a connection dropped mid-request (a pooled keep-alive connection the
@@ -164,6 +192,7 @@ export class PoliteFetcher {
       // The log is overloaded (429/5xx): nobody else asks it before this retry would.
       if (lastStatus !== 0) this.pausedUntil = Math.max(this.pausedUntil, this.opts.clock.now() + wait);
       await this.opts.sleep(wait);
+      if (signal?.aborted) throw dropped();
     }
   }
 }

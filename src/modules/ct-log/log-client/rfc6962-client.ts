@@ -81,9 +81,9 @@ export class Rfc6962Client implements LogClient {
     this.http = new PoliteFetcher(opts);
   }
 
-  private async getJson(path: string): Promise<unknown> {
+  private async getJson(path: string, signal?: AbortSignal): Promise<unknown> {
     const url = this.baseUrl + path;
-    const res = await this.http.fetch(url, { headers: { accept: "application/json" } });
+    const res = await this.http.fetch(url, { headers: { accept: "application/json" }, signal });
     if (!res.ok) throw new LogHttpError(url, res.status);
     try {
       return await res.json();
@@ -163,10 +163,10 @@ export class Rfc6962Client implements LogClient {
    * request for [start, end). A short answer (the server's page size) lowers the size
    * of later requests to it, so a range is not asked twice.
    */
-  async fetchRange(start: number, end: number, treeSize: number): Promise<LogEntry[]> {
+  async fetchRange(start: number, end: number, treeSize: number, signal?: AbortSignal): Promise<LogEntry[]> {
     checkedTreeSize(start, end - 1, treeSize);
     const last = Math.min(end, start + this.batchSize) - 1;
-    const body = await this.getJson(`ct/v1/get-entries?start=${start}&end=${last}`);
+    const body = await this.getJson(`ct/v1/get-entries?start=${start}&end=${last}`, signal);
     let decoded;
     try {
       decoded = parseGetEntriesResponse(body);

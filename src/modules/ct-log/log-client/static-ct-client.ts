@@ -74,9 +74,9 @@ export class StaticCtClient implements LogClient {
   }
 
   /** GET a path; null on 404 (the caller decides), LogHttpError on other failures. */
-  private async getBytes(path: string, allow404 = false): Promise<Uint8Array | null> {
+  private async getBytes(path: string, allow404 = false, signal?: AbortSignal): Promise<Uint8Array | null> {
     const url = this.baseUrl + path;
-    const res = await this.http.fetch(url);
+    const res = await this.http.fetch(url, signal ? { signal } : undefined);
     if (res.status === 404 && allow404) return null;
     if (!res.ok) throw new LogHttpError(url, res.status);
     try {
@@ -121,21 +121,21 @@ export class StaticCtClient implements LogClient {
    * been replaced by the full one (logs may delete partials), so a 404 on a
    * partial falls back to the full tile, cut to the width.
    */
-  async getDataTile(index: number, treeSize: number): Promise<TileLeaf[]> {
+  async getDataTile(index: number, treeSize: number, signal?: AbortSignal): Promise<TileLeaf[]> {
     const width = Math.min(TILE_WIDTH, treeSize - index * TILE_WIDTH);
     if (width <= 0) throw new EntryRangeError(`data tile ${index} is past tree size ${treeSize}`);
     // Batches smaller than a tile read the same tile several times in a row: keep the last one.
     if (this.lastTile?.index === index && this.lastTile.width === width) return this.lastTile.leaves;
-    const leaves = await this.fetchDataTile(index, width);
+    const leaves = await this.fetchDataTile(index, width, signal);
     this.lastTile = { index, width, leaves };
     return leaves;
   }
 
-  private async fetchDataTile(index: number, width: number): Promise<TileLeaf[]> {
-    let bytes = await this.getBytes(tilePath("data", index, width), width < TILE_WIDTH);
+  private async fetchDataTile(index: number, width: number, signal?: AbortSignal): Promise<TileLeaf[]> {
+    let bytes = await this.getBytes(tilePath("data", index, width), width < TILE_WIDTH, signal);
     let count = width;
     if (bytes === null) {
-      bytes = (await this.getBytes(tilePath("data", index)))!;
+      bytes = (await this.getBytes(tilePath("data", index), false, signal))!;
       count = TILE_WIDTH;
     }
     try {
@@ -230,10 +230,10 @@ export class StaticCtClient implements LogClient {
   }
 
   /** The entries [start, min(end, end of start's tile)) with ONE tile request. */
-  async fetchRange(start: number, end: number, treeSize: number): Promise<LogEntry[]> {
+  async fetchRange(start: number, end: number, treeSize: number, signal?: AbortSignal): Promise<LogEntry[]> {
     checkedTreeSize(start, end - 1, treeSize);
     const t = Math.floor(start / TILE_WIDTH);
-    const leaves = await this.getDataTile(t, treeSize);
+    const leaves = await this.getDataTile(t, treeSize, signal);
     const to = Math.min(end, t * TILE_WIDTH + leaves.length);
     const out: LogEntry[] = [];
     for (let i = start; i < to; i++) {

@@ -51,8 +51,11 @@ export interface LogClient {
   getEntries(start: number, end: number, opts?: GetEntriesOptions): Promise<LogEntry[]>;
   /** Where the request unit that starts at `start` ends (exclusive): a data tile, or a get-entries page. */
   unitEnd(start: number, treeSize: number): number;
-  /** The entries from `start` that ONE request returns: at least one, at most up to `end` (exclusive), in order. */
-  fetchRange(start: number, end: number, treeSize: number): Promise<LogEntry[]>;
+  /**
+   * The entries from `start` that ONE request returns: at least one, at most up to `end` (exclusive), in order.
+   * An aborted `signal` drops the request if it has not left yet (a reader that stopped does not spend the log's rate).
+   */
+  fetchRange(start: number, end: number, treeSize: number, signal?: AbortSignal): Promise<LogEntry[]>;
   /**
    * Whether `tree`, built from the leaves this monitor downloaded, is a prefix of the
    * signed tree `head` (hash tiles or a consistency proof complete it to the head's
@@ -79,6 +82,26 @@ export class LogHttpError extends LogClientError {
   ) {
     super(message ?? `HTTP ${status} from ${url}`);
   }
+}
+
+/**
+ * The log asked for a pause longer than a run should wait (429/5xx with a long
+ * Retry-After): nothing is asked of it until `retryAfterMs` have passed. Not a
+ * failure of the log: the cursor stops the run and comes back when it was told to.
+ */
+export class LogPausedError extends LogClientError {
+  override name = "LogPausedError";
+  constructor(
+    readonly url: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(`${url} asked for a pause of ${Math.ceil(retryAfterMs / 1000)} s (Retry-After)`);
+  }
+}
+
+/** A request was dropped because its reader stopped (AbortSignal). */
+export class RequestDroppedError extends LogClientError {
+  override name = "RequestDroppedError";
 }
 
 /** A tree head or checkpoint did not verify with the log's key. */
