@@ -1,12 +1,24 @@
 import { z } from "@hono/zod-openapi";
 import { SEVERITIES } from "./service";
 import { limitOffsetQuery, pathId } from "../../platform/paging";
-import { rejectUnsafeText, safeMultilineText, safeText } from "../../platform/text";
+import { refuseUnsafeText, safeMultilineText, safeText } from "../../platform/text";
+import { MAX_EXPRESSION_BYTES } from "./cel/engine";
+
+/**
+ * A CEL expression: may span lines, and refuses the characters that make text display
+ * otherwise than it is stored (a bidi override inside a string literal makes a rule
+ * read differently from what it tests: "Trojan Source"). Its length is checked by the
+ * compiler (400 `expression_too_long`).
+ */
+const expression = () => refuseUnsafeText(z.string(), true);
+
+/** The largest example event `POST /alert-rules/test` evaluates (as JSON, UTF-8). */
+export const MAX_TEST_EVENT_BYTES = 65_536;
 
 export const RuleBody = z
   .object({
     name: safeText(200),
-    expression: z.string().openapi({ description: "CEL, at most 4 KiB", example: 'cert.dns_names.exists(n, n.endsWith(".example.com")) && !caa.authorized' }),
+    expression: expression().openapi({ description: `CEL, at most ${MAX_EXPRESSION_BYTES / 1024} KiB; line breaks and tabs allowed, control and bidirectional characters refused`, example: 'cert.dns_names.exists(n, n.endsWith(".example.com")) && !caa.authorized' }),
     enabled: z.boolean().optional(),
     severity: z.enum(SEVERITIES).optional().openapi({ description: "default medium" }),
     template_id: z.number().int().positive().nullable().optional(),
@@ -33,14 +45,24 @@ export const Created = z.object({ id: z.number().int(), message: z.string() });
 export const Message = z.object({ message: z.string() });
 export const EnabledBody = z.object({ enabled: z.boolean() });
 export const TestBody = z
-  .object({ expression: z.string(), event: z.record(z.string(), z.unknown()).openapi({ description: "An example event of the module" }) })
+  .object({
+    expression: expression(),
+    event: z
+      .record(z.string(), z.unknown())
+      .superRefine((event, ctx) => {
+        // Evaluation time grows with the event; a rule's real events are far smaller.
+        const bytes = new TextEncoder().encode(JSON.stringify(event)).length;
+        if (bytes > MAX_TEST_EVENT_BYTES) ctx.addIssue({ code: "custom", message: `the example event is ${bytes} bytes as JSON; at most ${MAX_TEST_EVENT_BYTES} are evaluated` });
+      })
+      .openapi({ description: `An example event of the module, at most ${MAX_TEST_EVENT_BYTES / 1024} KiB as JSON` }),
+  })
   .openapi("AlertRuleTest");
 export const TestResult = z.object({ matched: z.boolean(), error: z.string().nullable() }).openapi("AlertRuleTestResult");
 
 export const TemplateBody = z
   .object({
     name: safeText(200),
-    subject: z.string().max(1000).superRefine(rejectUnsafeText(false)).openapi({ example: "New certificate for {{cert.subject}}" }),
+    subject: refuseUnsafeText(z.string().max(1000), false).openapi({ example: "New certificate for {{cert.subject}}" }),
     body: safeMultilineText(20_000).openapi({ example: "Issuer: {{cert.issuer}}\nNames: {{cert.dns_names}}" }),
   })
   .openapi("AlertTemplateInput");
@@ -90,14 +112,21 @@ export const Introspection = z
   })
   .openapi("CelIntrospection");
 
+/**
+ * An email recipient: a plain address and nothing else (it becomes SMTP's RCPT TO and
+ * a To: header, so a control character, a line break or a bidi control must never
+ * reach it). zod's address syntax is strict ASCII.
+ */
+export const recipient = z.string().trim().max(254).email();
+
 export const ChannelBody = z
   .object({
     name: safeText(200),
     kind: z.enum(["webhook", "slack", "email"]),
     enabled: z.boolean().optional(),
-    url: z.string().max(2000).optional().openapi({ description: "webhook and slack: http(s) URL; must pass the egress policy (no internal addresses, see README \"Security\"). Sealed; a webhook URL is shown with userinfo and query values masked" }),
+    url: z.string().max(2000).optional().openapi({ description: "webhook and slack: http(s) URL; must pass the egress policy (no internal addresses, see README \"Security\"). Sealed; shown as scheme, host and port only, the rest masked (`https://hooks.example.com/***`). On update, leaving it out or sending the shown form back keeps the stored URL" }),
     secret: z.string().max(200).optional().openapi({ description: "webhook: HMAC signing secret (>= 16 chars); generated when absent and returned once" }),
-    recipients: z.array(z.string().max(254)).max(50).optional().openapi({ description: "email: recipient addresses" }),
+    recipients: z.array(recipient).max(50).optional().openapi({ description: "email: recipient addresses (plain addresses, `name@example.com`)" }),
     smtp_url: z.string().max(2000).optional().openapi({ description: "email: SMTP server for this channel (default: the service's SMTP_URL)" }),
   })
   .openapi("NotificationChannelInput");

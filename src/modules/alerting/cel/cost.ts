@@ -8,14 +8,25 @@
  *    comprehensions (exists/all/map/filter inside one another multiply their lists);
  *  - at evaluation time: a budget of comprehension steps (EVALUATION_STEP_BUDGET):
  *    each step of every exists/all/exists_one/map/filter counts, and a rule that
- *    needs more ends with an evaluation error instead of running on.
+ *    needs more ends with an evaluation error instead of running on;
+ *  - and a budget of regular-expression work (REGEX_WORK_BUDGET, in RE2 instructions
+ *    x characters): matches() charges each match, and each compilation of a pattern
+ *    computed at run time, before doing it (regex.ts).
  *
- * Regular expressions are linear-time (regex.ts), so with these bounds evaluation
- * time is linear in the event's size.
+ * Regular expressions are linear-time and bounded in size (regex.ts), so with these
+ * bounds evaluation time is linear in the event's size and capped per evaluation.
  */
 export const COMPILE_LIMITS = { maxAstNodes: 1500, maxDepth: 64, maxListElements: 256, maxMapEntries: 256, maxCallArguments: 16 } as const;
 export const MAX_COMPREHENSION_NESTING = 2;
 export const EVALUATION_STEP_BUDGET = 100_000;
+/**
+ * RE2 work per evaluation, in instructions x characters: the pessimistic cost of a
+ * match (every instruction active at every character). Measured in workerd-like V8 at
+ * up to ~140 ns per unit for the worst patterns, so at most ~70 ms of matching per
+ * evaluation; a typical pattern (30 instructions) against 100 names of 30 characters
+ * uses 93,000.
+ */
+export const REGEX_WORK_BUDGET = 500_000;
 
 /** An AST node of cel-js as far as this file reads it (ASTNode in cel-js/lib/parser.js). */
 interface Node {
@@ -66,18 +77,34 @@ export function comprehensionNesting(root: Node, max: number): { depth: number; 
 }
 
 export class EvaluationBudgetExceeded extends Error {
-  constructor() {
-    super(`evaluation budget exceeded: more than ${EVALUATION_STEP_BUDGET} comprehension steps`);
+  constructor(what = `more than ${EVALUATION_STEP_BUDGET} comprehension steps`) {
+    super(`evaluation budget exceeded: ${what}`);
   }
 }
 
 /** Steps left in the evaluation running now (evaluation is synchronous: one at a time per isolate). */
 let stepsLeft = EVALUATION_STEP_BUDGET;
+/** Regex work left in the evaluation running now (unbounded outside an evaluation). */
+let regexWorkLeft = Infinity;
 
 /** Runs one evaluation with a fresh budget. */
 export function withBudget<T>(run: () => T): T {
   stepsLeft = EVALUATION_STEP_BUDGET;
-  return run();
+  regexWorkLeft = REGEX_WORK_BUDGET;
+  try {
+    return run();
+  } finally {
+    regexWorkLeft = Infinity;
+  }
+}
+
+/** Charges regular-expression work to the evaluation running now; throws before the work is done when the budget cannot pay for it. */
+export function chargeRegexWork(units: number): void {
+  if (units > regexWorkLeft) {
+    regexWorkLeft = 0;
+    throw new EvaluationBudgetExceeded(`regular expressions would need more than ${REGEX_WORK_BUDGET} units of work (instructions x characters)`);
+  }
+  regexWorkLeft -= units;
 }
 
 /**

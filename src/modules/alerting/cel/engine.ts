@@ -16,13 +16,13 @@ import { buildEventShape, celTypeOf, convertEvent, type EventShape } from "./eve
 import { EMPTY_LIST_DATA, type ListData } from "./list-data";
 import { MODULE_VARIABLES, type ModuleName } from "./variables";
 import { COMPILE_LIMITS, comprehensionNesting, MAX_COMPREHENSION_NESTING, meterComprehensions, withBudget } from "./cost";
-import { registerRe2Matches } from "./regex";
+import { registerRe2Matches, startExpression } from "./regex";
 
 export const MAX_EXPRESSION_BYTES = 4096;
 
 export type CelErrorCode =
   | "expression_too_long"
-  /** Over a cost bound (cost.ts): too many nodes, too deep, too many nested comprehensions. */
+  /** Over a cost bound (cost.ts, regex.ts): too many nodes, too deep, too many nested comprehensions, a regular expression too large. */
   | "too_complex"
   /** A literal matches() pattern that is not RE2 syntax. */
   | "invalid_regex"
@@ -201,6 +201,7 @@ function compileUncached(module: ModuleName, expression: string, known: Readonly
   const listNames = new Set<string>();
   let program: ReturnType<Environment["parse"]>;
   activeCompilation = { knownListNames: known, listNames };
+  startExpression();
   try {
     program = env.parse(expression);
   } catch (e) {
@@ -241,7 +242,7 @@ function compileUncached(module: ModuleName, expression: string, known: Readonly
 function toCelError(e: unknown, expression: string, fallback: CelErrorCode): CelError {
   const err = e as { code?: string; summary?: string; message?: string; range?: { start: number } };
   let code: CelErrorCode = fallback;
-  if (err?.code === "computed_list_lookup" || err?.code === "unknown_list" || err?.code === "invalid_regex") code = err.code;
+  if (["computed_list_lookup", "unknown_list", "invalid_regex", "too_complex"].includes(err?.code as string)) code = err.code as CelErrorCode;
   if (err?.code === "limit_exceeded") code = "too_complex";
   let message = err?.summary ?? err?.message ?? String(e);
   if (/^Unknown variable: lists$/.test(message)) {
