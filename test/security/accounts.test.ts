@@ -2,14 +2,17 @@
  * Account hardening (issue 13, items 4 and 5): login throttling per account and per
  * address with growing delays, the client address only from a trusted edge, tokens
  * that never outlive their creator, the spec's 403 for revoking another user's token,
- * and names that refuse control characters, bidi overrides and lone surrogates.
+ * and human-entered text (every field the OpenAPI document marks) that refuses control
+ * characters, bidi controls, Unicode line separators and lone surrogates.
  */
 import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { ACCOUNT_POLICY, ADDRESS_POLICY } from "../../src/platform/login-throttle";
+import { ALL_PERMISSIONS } from "../../src/platform/permissions";
 import { addMember, call, createToken, expectErrorShape, PASSWORD, signup, signupFresh, unique, uniqueIp } from "../helpers";
+import { ROUTES, sample, samplePath, sampleQuery, textFields, withValueAt } from "./openapi-routes";
 
 const at = (base: number, offsetMs: number) => ({ "x-trust-plane-now": new Date(base + offsetMs).toISOString() });
 const login = (email: string, password: string, headers: Record<string, string> = {}) =>
@@ -130,33 +133,75 @@ describe("API tokens", () => {
   });
 });
 
-describe("names, descriptions and notes refuse invisible and reordering characters", () => {
-  const BAD = { nul: "bad\u0000name", bidi: "invoice\u202Egpj.exe", isolate: "a\u2066b", surrogate: "lone \ud800 half", c1: "x\u0085y" };
+describe("names, descriptions, notes and expressions refuse invisible and reordering characters", () => {
+  // One of each refused kind (src/platform/text.ts).
+  const BAD: Record<string, string> = {
+    nul: "bad\u0000name",
+    c1: "x\u0085y",
+    override: "invoice\u202Egpj.exe",
+    isolate: "a\u2066b",
+    lrm: "a\u200Eb",
+    rlm: "a\u200Fb",
+    alm: "a\u061Cb",
+    "line separator": "a\u2028b",
+    "paragraph separator": "a\u2029b",
+    surrogate: "lone \ud800 half",
+  };
+  const SINGLE_LINE_ONLY: Record<string, string> = { newline: "a\nb", tab: "a\tb", cr: "a\rb" };
+  /** Every route and body field the OpenAPI document marks as guarded text. */
+  const guarded = ROUTES.flatMap((r) => textFields(r.body).map((f) => ({ route: r, field: f })));
 
-  it("400 naming the field on every schema that carries such text", async () => {
+  it("the document marks the guarded fields, across the modules", () => {
+    const named = new Set(guarded.map((g) => `${g.route.method} ${g.route.path} ${g.field.path.join(".")}`));
+    // A sample that must be there; the test below covers whatever else the document marks.
+    for (const expected of [
+      "POST /api/lists description", "PUT /api/lists/{list_id} description", "POST /api/auth/signup organization_name", "POST /api/api-tokens name",
+      "POST /api/ct-log/alert-rules expression", "POST /api/ct-log/alert-rules/test expression", "POST /api/rdap/alert-templates subject",
+      "POST /api/notification-channels name", "POST /api/cert-watcher/agents name",
+    ]) {
+      expect(named, expected).toContain(expected);
+    }
+    expect(guarded.length).toBeGreaterThan(30);
+  });
+
+  it("each guarded field of each route is a 400 naming it, for every refused kind", async () => {
+    const org = await signup();
+    const token = (await createToken(org.session, [...ALL_PERMISSIONS], 1, "text")).token;
+    const failures: string[] = [];
+    for (const { route, field } of guarded) {
+      const kinds = { ...BAD, ...(field.multiline ? {} : SINGLE_LINE_ONLY) };
+      const path = samplePath(route) + sampleQuery(route);
+      const results = await Promise.all(
+        Object.entries(kinds).map(async ([kind, text]) => {
+          const body = withValueAt(sample(route.body), field.path, text);
+          const isPublic = route.permission === "none";
+          const r = await call(route.method, path, { token: isPublic ? undefined : token, body });
+          return { kind, r };
+        }),
+      );
+      const where = field.path.join(".");
+      for (const { kind, r } of results) {
+        const paths = r.body?.error?.details?.map((d: any) => d.path) ?? [];
+        if (r.status !== 400 || r.body?.error?.code !== "validation_error" || !paths.includes(where)) {
+          failures.push(`${route.method} ${route.path} ${where} (${kind}): ${r.status} ${JSON.stringify(r.body)}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 120_000);
+
+  it("nothing is saved; multi-line text keeps line breaks and tabs; other scripts are fine", async () => {
     const org = await signup();
     const list = await call("POST", "/api/lists", { token: org.session, body: { name: "ok", list_type: "ip" } });
-    for (const [what, text] of Object.entries(BAD)) {
-      const cases: [string, string, unknown, string][] = [
-        ["POST", "/api/lists", { name: `l${what}`, list_type: "ip", description: text }, "description"],
-        ["PUT", `/api/lists/${list.body.id}`, { description: text }, "description"],
-        ["POST", "/api/ct-log/alert-rules", { name: text, expression: "true" }, "name"],
-        ["POST", "/api/rdap/alert-templates", { name: text, subject: "s", body: "b" }, "name"],
-        ["POST", "/api/rdap/alert-templates", { name: "t", subject: text, body: "b" }, "subject"],
-        ["POST", "/api/notification-channels", { name: text, kind: "email", recipients: ["a@example.com"] }, "name"],
-        ["POST", "/api/api-tokens", { name: text, validity_days: 1, scopes: ["lists:view_lists"] }, "name"],
-      ];
-      for (const [method, path, body, field] of cases) {
-        const r = await call(method, path, { token: org.session, body });
-        expectErrorShape(r, 400, "validation_error");
-        expect(r.body.error.details.map((d: any) => d.path), `${what} ${method} ${path}`).toContain(field);
-      }
-      const s = await call("POST", "/api/auth/signup", { body: { organization_name: text, email: `x-${unique()}@example.com`, password: PASSWORD } });
-      expectErrorShape(s, 400, "validation_error");
+    for (const text of Object.values(BAD)) {
+      expectErrorShape(await call("POST", "/api/lists", { token: org.session, body: { name: "other", list_type: "ip", description: text } }), 400, "validation_error");
+      expectErrorShape(await call("POST", "/api/ct-log/alert-rules", { token: org.session, body: { name: "r", expression: `cert.subject == "${text}"` } }), 400, "validation_error");
     }
-    // Nothing was saved; multi-line text (descriptions, template bodies) keeps its line breaks and tabs.
     expect((await call("GET", "/api/lists", { token: org.session })).body.lists.length).toBe(1);
+    expect((await call("GET", "/api/ct-log/alert-rules", { token: org.session })).body.rules).toEqual([]);
     expect((await call("PUT", `/api/lists/${list.body.id}`, { token: org.session, body: { description: "line one\n\tline two" } })).status).toBe(200);
     expect((await call("POST", "/api/rdap/alert-templates", { token: org.session, body: { name: "Überwachung 監視 مراقبة", subject: "s", body: "a\r\nb" } })).status).toBe(201);
+    // A rule may span lines and hold any script inside its string literals.
+    expect((await call("POST", "/api/ct-log/alert-rules", { token: org.session, body: { name: "r", expression: 'cert.subject == "例え.jp"\n\t|| cert.subject == "مثال.example"' } })).status).toBe(201);
   });
 });

@@ -154,17 +154,58 @@ describe("channels: refused when saved, and again when sent", () => {
 });
 
 describe("webhook URLs are sealed and shown redacted", () => {
-  it("userinfo and query values are masked in every read; the stored row holds neither", async () => {
+  it("only scheme, host and port are shown: userinfo, path (Discord/Teams/Slack-style tokens) and query are masked; the stored row holds none", async () => {
     const org = await signup();
-    const url = "https://alice:s3cr3t-pw@hooks.example.com/in/abc?token=t0k3n-value&sig=5ig";
-    const r = await call("POST", "/api/notification-channels", { token: org.session, body: { name: "h", kind: "webhook", url } });
-    expect(r.status).toBe(201);
-    const shown = "https://***@hooks.example.com/in/abc?token=***&sig=***";
-    expect((await call("GET", `/api/notification-channels/${r.body.id}`, { token: org.session })).body.settings).toEqual({ url: shown });
+    const cases: [string, string][] = [
+      ["https://alice:s3cr3t-pw@hooks.example.com/in/abc?token=t0k3n-value&sig=5ig", "https://hooks.example.com/***"],
+      ["https://discord.example.com/api/webhooks/123456789/pAtH-T0k3n-value", "https://discord.example.com/***"],
+      ["https://hooks.example.com:8443/", "https://hooks.example.com:8443/"],
+      ["https://hooks.example.com/#fr4gment", "https://hooks.example.com/***"],
+    ];
+    for (const [url, shown] of cases) {
+      const r = await call("POST", "/api/notification-channels", { token: org.session, body: { name: "h", kind: "webhook", url } });
+      expect(r.status).toBe(201);
+      expect((await call("GET", `/api/notification-channels/${r.body.id}`, { token: org.session })).body.settings).toEqual({ url: shown });
+      const stored = JSON.stringify(await (E.DB as D1Database).prepare("SELECT * FROM notification_channels WHERE id = ?").bind(r.body.id).first());
+      for (const secret of ["s3cr3t-pw", "t0k3n-value", "alice", "123456789", "fr4gment"]) expect(stored).not.toContain(secret);
+    }
     const list = JSON.stringify((await call("GET", "/api/notification-channels", { token: org.session })).body);
-    for (const secret of ["s3cr3t-pw", "t0k3n-value", "5ig", "alice"]) expect(list).not.toContain(secret);
-    const stored = JSON.stringify(await (E.DB as D1Database).prepare("SELECT * FROM notification_channels WHERE id = ?").bind(r.body.id).first());
-    for (const secret of ["s3cr3t-pw", "t0k3n-value", "alice"]) expect(stored).not.toContain(secret);
+    for (const secret of ["s3cr3t-pw", "t0k3n-value", "5ig", "alice", "webhooks", "123456789", "fr4gment"]) expect(list).not.toContain(secret);
+  });
+
+  it("an edit that sends the shown URL back (or none) keeps the sealed URL; deliveries still reach it", async () => {
+    const org = await signup();
+    const box = unique();
+    const url = `${FIXTURE}/webhook/${box}`;
+    const r = await call("POST", "/api/notification-channels", { token: org.session, body: { name: "h", kind: "webhook", url } });
+    const shown = (await call("GET", `/api/notification-channels/${r.body.id}`, { token: org.session })).body.settings.url;
+    expect(shown).toBe(`${new URL(FIXTURE).origin}/***`);
+    expect((await call("PUT", `/api/notification-channels/${r.body.id}`, { token: org.session, body: { name: "renamed", kind: "webhook", url: shown } })).status).toBe(200);
+    expect((await call("PUT", `/api/notification-channels/${r.body.id}`, { token: org.session, body: { name: "renamed again", kind: "webhook" } })).status).toBe(200);
+    const db = createDb(E.DB);
+    const row = await db.query.notificationChannels.findFirst({ where: (c, { eq }) => eq(c.id, r.body.id) });
+    const payload = { id: 0, event_id: "e", module: "test", rule: { id: null, name: "t", severity: "info" }, subject: "s", message: { subject: "s", body: "b" }, event: {}, fired_at: new Date().toISOString() };
+    expect(await sendToChannel(db, loadConfig(E), row!, payload, new Date())).toMatchObject({ ok: true });
+    expect((await (await fetch(`${FIXTURE}/webhook/__control/${box}`)).json<any>()).received.length).toBe(1);
+    // A row saved before paths were masked is masked when read.
+    await (E.DB as D1Database).prepare("UPDATE notification_channels SET settings = ? WHERE id = ?").bind(JSON.stringify({ url: `${FIXTURE}/webhook/${box}?token=***` }), r.body.id).run();
+    expect((await call("GET", `/api/notification-channels/${r.body.id}`, { token: org.session })).body.settings.url).toBe(shown);
+  });
+});
+
+describe("email recipients are plain addresses", () => {
+  it("control characters, line breaks, bidi controls and display names are 400 naming the recipient; nothing is saved", async () => {
+    const org = await signup();
+    const bad = ["ops@example.com\u0000", "ops@example.com\r\nRCPT TO:<x@evil.example>", "o\u202eps@example.com", "ops\u200f@example.com", "Ops <ops@example.com>", "ops@localhost", "ops@@example.com"];
+    for (const address of bad) {
+      const r = await call("POST", "/api/notification-channels", { token: org.session, body: { name: "mail", kind: "email", recipients: ["good@example.com", address] } });
+      expectErrorShape(r, 400, "validation_error");
+      expect(r.body.error.details.map((d: any) => d.path), JSON.stringify(address)).toContain("recipients.1");
+    }
+    expect((await call("GET", "/api/notification-channels", { token: org.session })).body.channels).toEqual([]);
+    const ok = await call("POST", "/api/notification-channels", { token: org.session, body: { name: "mail", kind: "email", recipients: ["ops+alerts@example.com", " soc@sub.example.org "] } });
+    expect(ok.status).toBe(201);
+    expect((await call("GET", `/api/notification-channels/${ok.body.id}`, { token: org.session })).body.settings.recipients).toEqual(["ops+alerts@example.com", "soc@sub.example.org"]);
   });
 });
 

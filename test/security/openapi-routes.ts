@@ -16,6 +16,8 @@ export interface DocRoute {
   /** `x-required-permission`: a permission, a list (any of), "authenticated" or "none". */
   permission: string | string[];
   pathParams: string[];
+  /** The schema of each path parameter. */
+  pathSchemas: Record<string, JsonSchema>;
   query: { name: string; required: boolean; schema: JsonSchema }[];
   body: JsonSchema | null;
 }
@@ -28,6 +30,7 @@ export const ROUTES: DocRoute[] = Object.entries(openApiDocument.paths as Record
     path,
     permission: op["x-required-permission"],
     pathParams: [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]),
+    pathSchemas: Object.fromEntries((op.parameters ?? []).filter((p: any) => p.in === "path").map((p: any) => [p.name, p.schema ?? {}])),
     query: (op.parameters ?? []).filter((p: any) => p.in === "query").map((p: any) => ({ name: p.name, required: !!p.required, schema: p.schema ?? {} })),
     body: op.requestBody?.content?.["application/json"]?.schema ?? null,
   })),
@@ -74,9 +77,51 @@ export function sample(schema: JsonSchema | undefined): unknown {
   }
 }
 
+/** The path with every parameter sampled (a well-formed id or value, not necessarily an existing one). */
+export function samplePath(r: DocRoute): string {
+  return r.path.replace(/\{([^}]+)\}/g, (_, p) => encodeURIComponent(String(sample(r.pathSchemas[p]) ?? "1")));
+}
+
 /** Query string with every required parameter sampled. */
 export function sampleQuery(r: DocRoute): string {
   const required = r.query.filter((q) => q.required);
   if (!required.length) return "";
   return "?" + required.map((q) => `${encodeURIComponent(q.name)}=${encodeURIComponent(String(sample(q.schema)))}`).join("&");
+}
+
+/** A request-body field the unsafe-text refinement guards (marked `x-text` by src/platform/text.ts). */
+export interface TextField {
+  /** Keys from the body root; a number is an array index. */
+  path: (string | number)[];
+  multiline: boolean;
+}
+
+/** Every field of a body schema marked `x-text`, nested objects and array items included. */
+export function textFields(schema: JsonSchema | null): TextField[] {
+  const out: TextField[] = [];
+  const walk = (raw: JsonSchema | undefined, path: (string | number)[], seen: Set<JsonSchema>) => {
+    const s = resolve(raw);
+    if (!s || seen.has(s)) return;
+    seen = new Set(seen).add(s);
+    if (s["x-text"]) out.push({ path, multiline: s["x-text"] === "multi-line" });
+    for (const key of ["anyOf", "oneOf", "allOf"]) for (const alt of s[key] ?? []) walk(alt, path, seen);
+    for (const [name, prop] of Object.entries((s.properties ?? {}) as Record<string, JsonSchema>)) walk(prop, [...path, name], seen);
+    if (s.items) walk(s.items, [...path, 0], seen);
+  };
+  if (schema) walk(schema, [], new Set());
+  return out;
+}
+
+/** `body` with `value` at `path`, building the objects and arrays on the way (a copy). */
+export function withValueAt(body: unknown, path: (string | number)[], value: unknown): unknown {
+  if (!path.length) return value;
+  const [head, ...rest] = path;
+  if (typeof head === "number") {
+    const arr = Array.isArray(body) ? [...body] : [];
+    arr[head] = withValueAt(arr[head], rest, value);
+    return arr;
+  }
+  const obj = body && typeof body === "object" && !Array.isArray(body) ? { ...(body as object) } : {};
+  (obj as Record<string, unknown>)[head] = withValueAt((obj as Record<string, unknown>)[head], rest, value);
+  return obj;
 }

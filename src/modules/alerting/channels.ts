@@ -20,6 +20,7 @@ import { badRequest } from "../../platform/errors";
 import { enqueueMail, parseSmtpUrl, smtpTransport } from "../../platform/mailer";
 import { hmacSha256Hex, seal, unseal } from "../../platform/sealed";
 import { generateSecret } from "../../platform/secrets";
+import { recipient } from "./schema";
 import type { Tenant } from "../../platform/tenant";
 
 export type ChannelKind = "webhook" | "slack" | "email";
@@ -73,12 +74,16 @@ export interface SendResult {
 const HTTP_SCHEMES = ["http:", "https:"] as const;
 const SMTP_SCHEMES = ["smtp:", "smtps:"] as const;
 
-/** A URL for display: userinfo and every query value masked (they often carry credentials). */
+/**
+ * A URL for display: scheme, host and port only. Everything else may be a credential:
+ * userinfo, query values, and the path too (Discord, Teams and Slack-style webhooks
+ * carry their secret as `/webhooks/<id>/<token>`), so anything after the host is
+ * shown as `/***`.
+ */
 export function redactUrl(url: string): string {
   const u = new URL(url);
-  const userinfo = u.username || u.password ? "***@" : "";
-  const query = [...u.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=***`).join("&");
-  return `${u.protocol}//${userinfo}${u.host}${u.pathname}${query ? `?${query}` : ""}`;
+  const hidden = u.username !== "" || u.password !== "" || u.pathname !== "/" || u.search !== "" || u.hash !== "";
+  return `${u.protocol}//${u.host}/${hidden ? "***" : ""}`;
 }
 
 function httpUrl(value: string | undefined, path: string): string {
@@ -109,7 +114,7 @@ async function prepare(config: Config, input: ChannelInput): Promise<{ settings:
   }
   const recipients = input.recipients ?? [];
   if (!recipients.length) throw badRequest("Invalid channel", [{ path: "recipients", message: "at least one recipient" }]);
-  const bad = recipients.findIndex((r) => !/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(r));
+  const bad = recipients.findIndex((r) => !isRecipient(r));
   if (bad >= 0) throw badRequest("Invalid channel", [{ path: `recipients.${bad}`, message: "not an email address" }]);
   if (input.smtp_url !== undefined) {
     try {
@@ -122,8 +127,21 @@ async function prepare(config: Config, input: ChannelInput): Promise<{ settings:
   return { settings: { recipients, smtp: input.smtp_url ? "channel" : "service" }, secrets: { smtp_url: input.smtp_url } };
 }
 
+/** A plain email address, nothing around it (what the request schema accepts). */
+const isRecipient = (r: string) => recipient.safeParse(r).success && r === r.trim();
+
 export function channelView(c: Channel) {
-  return { id: c.id, name: c.name, kind: c.kind, enabled: c.enabled, settings: c.settings, created_at: c.createdAt, updated_at: c.updatedAt };
+  // Redacted again on the way out: rows saved before the path was masked show it masked too.
+  const settings = typeof c.settings.url === "string" ? { ...c.settings, url: redactStored(c.settings.url) } : c.settings;
+  return { id: c.id, name: c.name, kind: c.kind, enabled: c.enabled, settings, created_at: c.createdAt, updated_at: c.updatedAt };
+}
+
+function redactStored(url: string): string {
+  try {
+    return redactUrl(url);
+  } catch {
+    return "***";
+  }
 }
 
 export async function createChannel(t: Tenant, config: Config, input: ChannelInput, now: Date) {
@@ -155,7 +173,11 @@ export async function updateChannel(t: Tenant, config: Config, id: number, input
   if (input.kind !== current.kind) throw badRequest("Invalid channel", [{ path: "kind", message: "a channel's kind cannot change" }]);
   const old = JSON.parse(await unseal(config.secretsKey, current.secretCiphertext)) as ChannelSecrets;
   const keepSecret = input.kind === "webhook" && input.secret === undefined && !input.rotate_secret;
-  const p = await prepare(config, keepSecret ? { ...input, secret: old.secret } : input);
+  // The URL is never shown in full, so an edit form sends back what it was shown (or
+  // nothing): that keeps the sealed URL instead of saving the masked one.
+  const shown = channelView(current).settings;
+  const keepUrl = input.kind !== "email" && old.url !== undefined && (input.url === undefined || input.url === shown.url || input.url === shown.url_hint);
+  const p = await prepare(config, { ...input, ...(keepSecret ? { secret: old.secret } : {}), ...(keepUrl ? { url: old.url } : {}) });
   await t
     .update(
       notificationChannels,
@@ -218,6 +240,9 @@ export async function sendToChannel(db: Db, config: Config, channel: Channel, pa
 
 async function sendEmail(db: Db, config: Config, channel: Channel, secrets: ChannelSecrets, payload: AlertPayload, now: Date): Promise<SendResult> {
   const recipients = (channel.settings.recipients as string[]) ?? [];
+  // Checked again before RCPT TO: a row saved before addresses were validated strictly
+  // must not put a line break or a control character into the SMTP dialogue.
+  if (!recipients.every(isRecipient)) return { ok: false, retryable: false, failure: "misconfigured", error: "a recipient is not a plain email address" };
   const message = { organizationId: channel.organizationId, subject: `[Trust-Plane] ${payload.message.subject}`, body: payload.message.body, kind: "alert" };
   try {
     if (secrets.smtp_url) {
