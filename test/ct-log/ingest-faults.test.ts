@@ -1,12 +1,14 @@
 // Ingestion under faults: a tampered entry and a forged tree head are detected by
-// the Merkle check and nothing derived from the unverified entries is ingested;
+// the Merkle check and nothing derived from the unverified entries is ingested (GET
+// /api/ct-log/logs shows the log backing off, when it retries, and which tree head
+// its verified position was proven against);
 // a restart (Durable Object eviction) in the middle of a backlog leaves no gap and
 // no duplicate; 429 answers are retried after Retry-After; a read-only log stops at
 // its final tree head from the log list.
 import { describe, expect, it } from "vitest";
 import { evictDurableObject } from "cloudflare:test";
 import { call, pollUntil, signup } from "../helpers";
-import { advance, copyEntries, createLog, cronAndWait, cursor, dohZone, fault, indicesMatching, logKey, postJson, publishLogList, requests, runCron, uid, waitForPosition, waitForRun } from "./ingest-helpers";
+import { advance, callWithConfig, copyEntries, createLog, cronAndWait, cursor, dohZone, fault, indicesMatching, logKey, postJson, publishLogList, requests, runCron, uid, waitForPosition, waitForRun } from "./ingest-helpers";
 
 async function allMatches(token: string): Promise<any[]> {
   const out: any[] = [];
@@ -49,13 +51,26 @@ describe("CT ingestion faults", () => {
     expect(s1.lastMismatch).toMatchObject({ treeSize: 512 });
     expect(s1).toMatchObject({ position: 256, verifiedPosition: 256, consecutiveFailures: 1 });
     expect((await call("GET", "/api/ct-log/matches", { token: org.session })).body.total).toBe(0);
+    // The log's state through the API: backing off until the cursor's next try, verified up to the head of 256.
+    const logRow = async () => (await callWithConfig(config, "/api/ct-log/logs", org.session)).body.logs.find((l: any) => l.log_id === log_id_b64);
+    const backingOff = await logRow();
+    expect(backingOff).toMatchObject({ ingestion: "backing_off", tree_size: 512, verified_position: 256, lag_entries: 256, consecutive_failures: 1, next_retry_at: s1.backoffUntil });
+    expect(backingOff.last_error).toMatch(/TreeMismatchError/);
+    expect(Date.parse(backingOff.next_retry_at)).toBeGreaterThan(Date.now());
+    expect(Date.parse(backingOff.verified_tree_head_at)).toBeLessThan(Date.parse(backingOff.tree_head_at));
+    expect(backingOff.verified_tree_head_at).toBe(s1.verifiedTreeHeadAt);
 
     // Backing off: a run within the backoff does not read.
     await fault(log, { kind: "clear" });
     expect((await cronAndWait(config, [log_id_b64], advance(0.1)))[0]).toMatchObject({ position: 256, consecutiveFailures: 1 });
     // After the backoff the honest entries verify and every match appears, exactly once.
-    expect((await cronAndWait(config, [log_id_b64], advance(10)))[0]).toMatchObject({ position: 512, verifiedPosition: 512, lastError: null, consecutiveFailures: 0 });
+    const [s2] = await cronAndWait(config, [log_id_b64], advance(10));
+    expect(s2).toMatchObject({ position: 512, verifiedPosition: 512, lastError: null, consecutiveFailures: 0 });
     expect(await occurrenceIndexes(org.session, `Fixture '${log}' log`)).toEqual(expected);
+    const recovered = await logRow();
+    expect(recovered).toMatchObject({ ingestion: "up_to_date", verified_position: 512, lag_entries: 0, last_error: null, next_retry_at: null, consecutive_failures: 0 });
+    expect(recovered.verified_tree_head_at).toBe(s2.verifiedTreeHeadAt);
+    expect(Date.parse(recovered.verified_tree_head_at)).toBeGreaterThan(Date.parse(backingOff.verified_tree_head_at));
 
     // A soft-deleted filter stops matching from the next batch: later entries add nothing.
     const filters = (await call("GET", "/api/ct-log/filters", { token: org.session })).body.filters;

@@ -2,7 +2,8 @@
 // matcher (names -> filters -> full certificate fields only for matches, CAA via the
 // local DoH resolver, a lookup failure kept as caa.error), the idempotent commit (a
 // replayed range inserts nothing), at-least-once events with the rate.* fields, the
-// 30-day prune, and the synchronous hashes against the WebCrypto reference.
+// 30-day prune, the synchronous hashes against the WebCrypto reference, and check-new's
+// watermark against a client whose clock runs ahead of the database's.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
@@ -18,6 +19,7 @@ import { fanOutPublished, unemittedEvents, type CtLogPublished } from "../../src
 import { pruneMatches } from "../../src/modules/ct-log/service";
 import { parseDataTile, tileLeafHash } from "../../src/modules/ct-log/wire/static-ct";
 import { eq, sql } from "drizzle-orm";
+import { call, signup } from "../helpers";
 import { base, dohZone, indicesMatching, navigliEntries, uid } from "./ingest-helpers";
 
 const db = createDb((env as any).DB);
@@ -140,5 +142,54 @@ describe("CT ingest: matcher, commit, events", () => {
     expect(await db.select().from(ctMatches).where(eq(ctMatches.organizationId, org)).all()).toHaveLength(0);
     expect(await db.select().from(ctMatchOccurrences).where(eq(ctMatchOccurrences.organizationId, org)).all()).toHaveLength(0);
     expect(await db.select().from(ctMatchFilters).where(eq(ctMatchFilters.organizationId, org)).all()).toHaveLength(0);
+  });
+
+  it("check-new: polling with the previous as_of counts every match exactly once, where the client's own clock would skip some", async () => {
+    const org = await signup("Watermark");
+    const f = await call("POST", "/api/ct-log/filters", { token: org.session, body: { pattern: `w${uid()}.example`, match_type: "wide" } });
+    expect(f.status).toBe(201);
+    const log = { logId: `log-${uid()}`, logName: "Watermark log" };
+    const at = new Date().toISOString();
+    let n = 0;
+    const publishOne = async () => {
+      n++;
+      const sha = n.toString(16).padStart(64, "0");
+      const cert = { subject: "w.example", issuer: "CN=Test CA", dns_names: ["w.example"], sha256: sha, serial: "01", not_before: at, not_after: at, signature_algorithm: "ecdsa-with-SHA256", key_algorithm: "EC", is_precert: false, log_name: log.logName, log_index: n, aia_issuing: [], ocsp_servers: [], scts: [] };
+      const caa = { has_records: false, authorized: true, records: [], error: "", checked_names: ["w.example"], issuer_candidates: [], evaluated_at: at };
+      const o: ObservedEntry = { logIndex: n, isPrecert: false, sha256: sha, dedupKey: sha, cert, caa, hits: [{ filterId: f.body.id, organizationId: org.organizationId, names: ["w.example"] }], typosquats: [], entryTimestamp: Date.parse(at) };
+      await publishObservations(db, log, [o]);
+    };
+    const checkNew = async (since: string) => {
+      const r = await call("GET", `/api/ct-log/matches/check-new?since=${encodeURIComponent(since)}`, { token: org.session });
+      expect(r.status).toBe(200);
+      return r.body as { has_new: boolean; count: number; latest_timestamp: string | null; as_of: string };
+    };
+
+    await publishOne();
+    const r1 = await checkNew("2020-01-01T00:00:00Z");
+    expect(r1).toMatchObject({ has_new: true, count: 1 });
+    // The newest match is never past the watermark.
+    expect(r1.latest_timestamp! <= r1.as_of).toBe(true);
+    // A client whose clock runs 5 s ahead of the database's polls with its own time...
+    const clientClock = new Date(Date.now() + 5_000).toISOString();
+    await publishOne();
+    // ...and misses the match published after its poll; the watermark does not.
+    expect((await checkNew(clientClock)).count).toBe(0);
+    const r2 = await checkNew(r1.as_of);
+    expect(r2).toMatchObject({ has_new: true, count: 1 });
+    expect(r2.as_of > r1.as_of).toBe(true);
+    // Nothing new: nothing counted, the watermark stays.
+    const r3 = await checkNew(r2.as_of);
+    expect(r3).toMatchObject({ has_new: false, count: 0, as_of: r2.as_of, latest_timestamp: r2.latest_timestamp });
+    // Publications at once (possibly within one millisecond of the database's clock) still get distinct, later times.
+    await Promise.all([publishOne(), publishOne()]);
+    const r4 = await checkNew(r3.as_of);
+    expect(r4.count).toBe(2);
+    expect((await checkNew(r4.as_of)).count).toBe(0);
+    // Every match was counted exactly once along the chain of watermarks.
+    expect(r1.count + r2.count + r3.count + r4.count).toBe(n);
+    expect((await call("GET", "/api/ct-log/matches?page_size=1", { token: org.session })).body.total).toBe(n);
+    // Validation: since must be a date-time.
+    expect((await call("GET", "/api/ct-log/matches/check-new?since=yesterday", { token: org.session })).status).toBe(400);
   });
 });

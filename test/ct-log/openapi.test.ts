@@ -30,6 +30,13 @@ describe("CT log OpenAPI", () => {
     // Polling by time is safe: the description says which time check-new compares.
     expect(paths["/api/ct-log/matches/check-new"].get.description).toMatch(/became visible/);
     expect(paths["/api/ct-log/matches/check-new"].get.description).toMatch(/no match is ever missed/);
+    // ...and how to poll: with the server's watermark, not the client's clock.
+    expect(paths["/api/ct-log/matches/check-new"].get.description).toMatch(/pass the previous answer's `as_of` as the next `since`/);
+    const checkNewBody = paths["/api/ct-log/matches/check-new"].get.responses["200"].content["application/json"].schema;
+    expect(JSON.stringify(r.body.components.schemas.CtCheckNew ?? checkNewBody)).toContain("as_of");
+    // Accepting a dns proposal needs the DNS watcher's create permission too, and answers the domain.
+    expect(paths["/api/ct-log/proposals/{proposal_id}/accept"].post.description).toMatch(/dns-watcher:create_monitoring/);
+    expect(JSON.stringify(r.body.components.schemas.CtProposalAccepted)).toContain("dns_domain_id");
     expect(paths["/api/ct-log/filters"].get.parameters.map((p: any) => p.name).sort()).toEqual(["page", "page_size", "sort_by", "sort_order"]);
   });
 });

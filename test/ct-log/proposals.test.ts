@@ -1,13 +1,14 @@
 // Accepting feed proposals (issue 12 item 7): an accepted `certs` proposal becomes a
 // certificate monitor of the cert-watcher (hostname:443), within the tier's quota and
 // linked to an existing monitor of the same hostname; a `dns` proposal becomes a watched
-// domain of the DNS watcher. The proposals are rows the ingest path writes (here inserted
-// directly: the ingest path itself is covered by ingest-e2e and ingest-store).
+// domain of the DNS watcher, only for a caller who may create DNS watcher domains, and is
+// audited as a DNS domain creation. The proposals are rows the ingest path writes (here
+// inserted directly: the ingest path itself is covered by ingest-e2e and ingest-store).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { ctProposals } from "../../src/db/schema";
-import { call, expectError, signup } from "../helpers";
+import { call, createToken, expectError, signup } from "../helpers";
 import { uid } from "./ingest-helpers";
 
 const db = createDb((env as any).DB);
@@ -57,12 +58,35 @@ describe("CT feed proposals", () => {
     expect((await call("GET", "/api/cert-watcher/monitors?limit=100", { token: org.session })).body.total).toBe(10);
     expect((await call("GET", "/api/ct-log/proposals?status=proposed&kind=certs", { token: org.session })).body.total).toBe(4);
 
-    // A dns proposal is handed to the DNS watcher.
-    const [dns] = await propose(org.organizationId, f.body.id, "dns", [`mail.p${id}.example`]);
+    // A dns proposal is handed to the DNS watcher, by a caller who may create DNS watcher domains.
+    const [dns, sub] = await propose(org.organizationId, f.body.id, "dns", [`mail.p${id}.example`, `www.mail.p${id}.example`]);
+    const ctOnly = await createToken(org.session, ["ct-log:view_monitoring", "ct-log:update_monitoring", "dns-watcher:update_monitoring"]);
+    const denied = await call("POST", `/api/ct-log/proposals/${dns}/accept`, { token: ctOnly.token });
+    expectError(denied, 403, "forbidden");
+    expect(denied.body.error.message).toMatch(/dns-watcher:create_monitoring/);
+    // Nothing changed: the proposal is still proposed, no domain exists.
+    expect((await call("GET", "/api/ct-log/proposals?status=proposed&kind=dns", { token: org.session })).body.total).toBe(2);
+    expect((await call("GET", "/api/dns-watcher/domains?limit=100", { token: org.session })).body.total).toBe(0);
+
     const d = await call("POST", `/api/ct-log/proposals/${dns}/accept`, { token: org.session });
     expect(d.status, JSON.stringify(d.body)).toBe(200);
     expect(d.body.cert_monitor_id).toBeUndefined();
-    const domains = await call("GET", "/api/dns-watcher/domains?limit=100", { token: org.session });
-    expect(JSON.stringify(domains.body)).toContain(`p${id}.example`);
+    expect(d.body.dns_domain_id).toEqual(expect.any(Number));
+    const domain = await call("GET", `/api/dns-watcher/domains/${d.body.dns_domain_id}`, { token: org.session });
+    expect(domain.status).toBe(200);
+    expect(domain.body.domain_name).toBe(`mail.p${id}.example`);
+    // A name inside that domain is added to it: the same domain id, no new domain.
+    const inside = await call("POST", `/api/ct-log/proposals/${sub}/accept`, { token: org.session });
+    expect(inside.status, JSON.stringify(inside.body)).toBe(200);
+    expect(inside.body.dns_domain_id).toBe(d.body.dns_domain_id);
+    expect((await call("GET", "/api/dns-watcher/domains?limit=100", { token: org.session })).body.total).toBe(1);
+    // The audit log records the domain's creation as the DNS watcher's own endpoint would, once.
+    const log = (await call("GET", "/api/admin/audit-logs?limit=100", { token: org.session })).body.audit_logs as any[];
+    const created = log.filter((e) => e.action === "dns_domain.create");
+    expect(created).toHaveLength(1);
+    expect(created[0]).toMatchObject({ user_id: org.userId, token_id: null, target_type: "dns_domain", target_id: String(d.body.dns_domain_id), client_ip: "192.0.2.1" });
+    expect(log.filter((e) => e.action === "ct_proposal.accept" && [String(dns), String(sub)].includes(e.target_id))).toHaveLength(2);
+    // The refused call left no audit entry.
+    expect(log.filter((e) => e.token_id === ctOnly.id)).toHaveLength(0);
   }, 60_000);
 });

@@ -12,6 +12,7 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 
 import { id, organizationId, createdAt, updatedAt } from "./columns";
 import type { CaaEvaluation, CtEventCert } from "../../modules/ct-log/events";
+import type { LogList } from "../../modules/ct-log/loglist";
 
 
 export const ctFilters = sqliteTable(
@@ -58,7 +59,7 @@ export const ctLogListCache = sqliteTable("ct_log_list_cache", {
   source: text("source", { enum: ["remote", "bundled"] }).notNull(),
   remoteError: text("remote_error"),
   /** The parsed LogList as JSON. */
-  list: text("list", { mode: "json" }).notNull(),
+  list: text("list", { mode: "json" }).$type<LogList>().notNull(),
   fetchedAt: text("fetched_at").notNull(),
 });
 

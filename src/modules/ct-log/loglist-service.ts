@@ -35,7 +35,7 @@ export async function currentLogList(
 ): Promise<CachedLogList> {
   const row = await db.select().from(ctLogListCache).where(eq(ctLogListCache.id, 1)).get();
   const cached: CachedLogList | null = row
-    ? { list: row.list as LogList, source: row.source, url: row.url, fetchedAt: row.fetchedAt, remoteError: row.remoteError }
+    ? { list: row.list, source: row.source, url: row.url, fetchedAt: row.fetchedAt, remoteError: row.remoteError }
     : null;
   if (cached && !opts.force && cached.url === config.ctLogListUrl) {
     const ttl = cached.source === "remote" ? LOG_LIST_TTL_MS : LOG_LIST_FALLBACK_RETRY_MS;

@@ -8,7 +8,8 @@
  * for every module.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { tenantOf, type AppEnv } from "../../platform/context";
+import { auditInsert } from "../../platform/audit";
+import { principalOf, tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import { currentLogList, describeLogList } from "./loglist-service";
 import * as s from "./schema";
@@ -61,10 +62,14 @@ export const listMatches = defineRoute({
 export const checkNew = defineRoute({
   method: "get", path: "/api/ct-log/matches/check-new", tags, summary: "Whether matches appeared since a time",
   description:
-    "`count`: matches that became visible strictly after `since`; `latest_timestamp`: when the newest one became visible (null when none in the 30-day window). " +
+    "`count`: matches (30-day window) that became visible strictly after `since`; `as_of`: the server's visibility clock when the answer was computed; " +
+    "`latest_timestamp`: when the newest match of the window became visible (null when there is none). " +
     VISIBILITY +
-    "Poll with the previous answer's `latest_timestamp` as `since` (or the time of a poll that found nothing): a match published between two polls " +
-    "always has a later time than the first poll saw, so no match is ever missed, however long its certificate waited in a log's backlog.",
+    "**How to poll**: start with any `since` (e.g. the time you start watching), then pass the previous answer's `as_of` as the next `since`. " +
+    "Every match counted has `matched_at` <= `as_of` and every match that becomes visible afterwards has `matched_at` > `as_of`, so each match is " +
+    "counted exactly once and no match is ever missed, however long its certificate waited in a log's backlog. Do not pass your own clock: " +
+    "the visibility clock is the database's, and a client clock ahead of it (or equal to it to the millisecond) would skip matches published " +
+    "in between. `latest_timestamp` is informational (it is <= `as_of`).",
   access: view, request: { query: s.CheckNewQuery }, responses: { 200: json(s.CheckNewResponse) },
 });
 export const matchDetail = defineRoute({
@@ -113,7 +118,11 @@ export const acceptProposal = defineRoute({
   description:
     "A `certs` proposal becomes a certificate monitor (cert-watcher) of the hostname on port 443, with no IP targets yet (add them, or let an agent scan it); " +
     "when the organization already monitors that hostname on 443, that monitor is linked instead. The tier's certificate-monitor quota applies " +
-    "(403 `quota_exceeded`, the proposal stays proposed). The response and the proposal carry `cert_monitor_id`. A `dns` proposal becomes a watched record set of the DNS watcher: A and AAAA of the name in the watched domain that contains it, or a new watched domain (quota `dns_domains`, 403 when exhausted).",
+    "(403 `quota_exceeded`, the proposal stays proposed). The response and the proposal carry `cert_monitor_id`. " +
+    "A `dns` proposal becomes a watched record set of the DNS watcher: A and AAAA of the name in the watched domain that contains it, or a new watched domain " +
+    "(quota `dns_domains`, 403 `quota_exceeded` when exhausted). Accepting a `dns` proposal also requires `dns-watcher:create_monitoring` (403 `forbidden` " +
+    "otherwise, nothing changes); a domain it creates is recorded in the audit log as `dns_domain.create`, as if created through the DNS watcher. " +
+    "The response carries `dns_domain_id`: the domain created, or the watched domain the name was added to.",
   access: { permission: "ct-log:update_monitoring" }, audit: { action: "ct_proposal.accept", targetType: "ct_proposal", idParam: "proposal_id" },
   request: { params: s.ProposalIdParam }, responses: { 200: json(s.AcceptProposalResponse) },
 });
@@ -158,7 +167,25 @@ export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json(await ct.typosquatMatchDetail(t(c), c.req.valid("param").sha256, q.filter_id, q.candidate_domain, c.get("now")), 200);
   });
   app.openapi(listProposals, async (c) => c.json(await ct.listProposals(t(c), c.req.valid("query")), 200));
-  app.openapi(acceptProposal, async (c) => c.json(await ct.acceptProposal(t(c), c.req.valid("param").proposal_id, c.get("now")), 200));
+  app.openapi(acceptProposal, async (c) => {
+    const principal = principalOf(c);
+    const grants = { createDnsDomains: principal.permissions.has("dns-watcher:create_monitoring") };
+    const accepted = await ct.acceptProposal(t(c), c.req.valid("param").proposal_id, c.get("now"), grants);
+    if (accepted.createdDnsDomainId !== null) {
+      // The same entry as POST /api/dns-watcher/domains writes (the route layer adds ct_proposal.accept).
+      await auditInsert(c.get("db"), {
+        organizationId: principal.organizationId,
+        userId: principal.userId,
+        tokenId: principal.tokenId,
+        action: "dns_domain.create",
+        targetType: "dns_domain",
+        targetId: String(accepted.createdDnsDomainId),
+        clientIp: c.get("clientIp"),
+        at: c.get("now"),
+      }).run();
+    }
+    return c.json(accepted.body, 200);
+  });
   app.openapi(dismissProposal, async (c) => c.json(await ct.dismissProposal(t(c), c.req.valid("param").proposal_id, c.get("now")), 200));
   app.openapi(listLogs, async (c) => c.json(await ct.listLogs(c.get("db"), c.get("config"), c.get("now")), 200));
   app.openapi(ctLogList, async (c) => c.json(describeLogList(await currentLogList(c.get("db"), c.get("config"), c.get("now"))), 200));

@@ -169,9 +169,26 @@ export const MatchDetailResponse = z
     last_seen_at: z.string(),
   })
   .openapi("CtMatchDetail");
-export const CheckNewQuery = z.object({ since: z.string().datetime({ offset: true }).openapi({ example: "2026-01-01T00:00:00Z" }) });
+export const CheckNewQuery = z.object({
+  since: z
+    .string()
+    .datetime({ offset: true })
+    .openapi({ example: "2026-01-01T00:00:00Z", description: "Count matches that became visible strictly after this time: pass the previous answer's `as_of`" }),
+});
 export const CheckNewResponse = z
-  .object({ has_new: z.boolean(), count: z.number().int(), latest_timestamp: z.string().nullable() })
+  .object({
+    has_new: z.boolean(),
+    count: z.number().int().openapi({ description: "Matches in the 30-day window that became visible strictly after `since`" }),
+    latest_timestamp: z
+      .string()
+      .nullable()
+      .openapi({ description: "When the newest match of the 30-day window became visible (its `matched_at`); null when there is none. Informational: poll with `as_of`" }),
+    as_of: z.string().openapi({
+      description:
+        "The server's visibility clock when this answer was computed: every match counted has `matched_at` <= `as_of`, every match that becomes visible later has `matched_at` > `as_of`. Pass it as the next `since`",
+      example: "2026-01-01T00:00:05.123Z",
+    }),
+  })
   .openapi("CtCheckNew");
 
 // ---- typosquatting matches -------------------------------------------------------------
@@ -243,7 +260,11 @@ export const CtProposal = z
   })
   .openapi("CtProposal");
 export const AcceptProposalResponse = z
-  .object({ message: z.string(), cert_monitor_id: z.number().int().optional().openapi({ description: "`certs` proposals: the certificate monitor created or linked" }) })
+  .object({
+    message: z.string(),
+    cert_monitor_id: z.number().int().optional().openapi({ description: "`certs` proposals: the certificate monitor created or linked" }),
+    dns_domain_id: z.number().int().optional().openapi({ description: "`dns` proposals: the DNS watcher domain created, or the watched domain the name was added to" }),
+  })
   .openapi("CtProposalAccepted");
 export const ProposalsResponse = z
   .object({ proposals: z.array(CtProposal), total: z.number().int(), page: z.number().int(), page_size: z.number().int() })

@@ -8,13 +8,25 @@
  * change bumps ct_filter_generation, so every CtLogCursor rebuilds its index before
  * its next batch: a disabled or deleted filter stops matching at once.
  */
-import { and, asc, count, desc, eq, gt, gte, isNull, max, sql, type SQL } from "drizzle-orm";
+import { asc, count, desc, eq, gt, gte, isNull, max, sql, type SQL } from "drizzle-orm";
 import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { inJsonArray } from "../../db/in-json";
-import { certMonitors, ctFilters, ctLogStates, ctMatchFilters, ctMatchOccurrences, ctMatches, ctProposals, ctTyposquatMatches, ctTyposquatOccurrences } from "../../db/schema";
+import {
+  certMonitors,
+  ctFilters,
+  ctLogStates,
+  ctMatchFilters,
+  ctMatchOccurrences,
+  ctMatches,
+  ctProposals,
+  ctPublicationClock,
+  ctTyposquatMatches,
+  ctTyposquatOccurrences,
+  dnsDomains,
+} from "../../db/schema";
 import type { Config } from "../../env";
-import { ApiError, badRequest, notFound } from "../../platform/errors";
+import { ApiError, badRequest, forbidden, notFound } from "../../platform/errors";
 import { direction, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
@@ -239,10 +251,12 @@ export async function listMatches(t: Tenant, q: PageQuery<(typeof MATCH_SORTS)[n
           .where(t.where(ctMatchOccurrences, inJsonArray(ctMatchOccurrences.matchId, ids)))
           .orderBy(asc(ctMatchOccurrences.observedAt), asc(ctMatchOccurrences.id))
           .all(),
+        // The (match, filter) pairs through their match: the organization's own.
         t.db
           .select({ matchId: ctMatchFilters.matchId, filterId: ctMatchFilters.filterId })
           .from(ctMatchFilters)
-          .where(and(eq(ctMatchFilters.organizationId, t.organizationId), inJsonArray(ctMatchFilters.matchId, ids)))
+          .innerJoin(ctMatches, eq(ctMatches.id, ctMatchFilters.matchId))
+          .where(t.where(ctMatches, inJsonArray(ctMatchFilters.matchId, ids)))
           .all(),
       ])
     : [[], []];
@@ -291,7 +305,7 @@ export async function matchDetail(t: Tenant, sha256: string, logName: string | u
       .select({ filterId: ctMatchFilters.filterId, names: ctMatchFilters.matchedNames, pattern: ctFilters.pattern, matchType: ctFilters.matchType })
       .from(ctMatchFilters)
       .innerJoin(ctFilters, eq(ctFilters.id, ctMatchFilters.filterId))
-      .where(and(eq(ctMatchFilters.organizationId, t.organizationId), eq(ctMatchFilters.matchId, m.id)))
+      .where(t.where(ctFilters, eq(ctMatchFilters.matchId, m.id)))
       .orderBy(asc(ctMatchFilters.filterId))
       .all(),
   ]);
@@ -310,19 +324,27 @@ export async function matchDetail(t: Tenant, sha256: string, logName: string | u
   };
 }
 
+/** The visibility clock before any publication: every match ever published is later. */
+const CLOCK_ORIGIN = new Date(0).toISOString();
+
 /**
- * Matches that became visible after `since` (strictly). Visibility times increase
- * with the order in which publications commit (store.ts), so passing the previous
- * answer's `latest_timestamp` never misses a match published in between.
+ * Matches that became visible after `since` (strictly), and the watermark to poll from
+ * next. `as_of` is the publication clock (store.ts) read in the same transaction as the
+ * count: every match visible then has a time <= as_of, every later publication a time
+ * > as_of. So `since = previous as_of` counts each match exactly once, however the
+ * client's clock stands against the database's, and however long a certificate
+ * waited in a log's backlog.
  */
 export async function checkNewMatches(t: Tenant, since: string, now: Date) {
   const sinceIso = new Date(since).toISOString();
   const inWindow = gte(ctMatches.lastMatchedAt, windowStart(now));
-  const [fresh, latest] = await Promise.all([
-    t.count(ctMatches, inWindow, gt(ctMatches.firstMatchedAt, sinceIso)),
-    t.db.select({ at: max(ctMatches.firstMatchedAt) }).from(ctMatches).where(t.where(ctMatches, inWindow)).get(),
+  const [clock, fresh, latest] = await t.db.batch([
+    t.db.select({ at: ctPublicationClock.at }).from(ctPublicationClock).where(eq(ctPublicationClock.id, 1)),
+    t.countQuery(ctMatches, inWindow, gt(ctMatches.firstMatchedAt, sinceIso)),
+    t.db.select({ at: max(ctMatches.firstMatchedAt) }).from(ctMatches).where(t.where(ctMatches, inWindow)),
   ]);
-  return { has_new: fresh > 0, count: fresh, latest_timestamp: latest?.at ?? null };
+  const count = fresh[0]?.n ?? 0;
+  return { has_new: count > 0, count, latest_timestamp: latest[0]?.at ?? null, as_of: clock[0]?.at ?? CLOCK_ORIGIN };
 }
 
 /** Deletes matches and typosquatting matches not seen for 30 days (with their occurrences and filter links); a system job over every organization. */
@@ -457,46 +479,63 @@ export async function listProposals(t: Tenant, q: { page: number; page_size: num
   };
 }
 
+/** What the caller may do beyond accepting a proposal (ct-log:update_monitoring). */
+export interface ProposalGrants {
+  /** dns-watcher:create_monitoring: a `dns` proposal may create a watched DNS domain. */
+  createDnsDomains: boolean;
+}
+
 /**
  * Accepting a `certs` proposal creates a certificate monitor for the hostname on port
  * 443 (within the tier's cert_monitors quota: 403 otherwise, and the proposal stays
  * proposed); a monitor that already exists for it is linked instead. A `dns` proposal
- * becomes a watched record set (or domain) of the DNS watcher (quota `dns_domains`).
+ * becomes a watched record set (or domain) of the DNS watcher (quota `dns_domains`);
+ * it needs dns-watcher:create_monitoring (403 otherwise, nothing changed).
+ * `createdDnsDomainId`: the DNS domain this call created (its creation is audited as
+ * such by the route), null when none was.
  */
-export async function acceptProposal(t: Tenant, proposalId: number, now: Date) {
+export async function acceptProposal(t: Tenant, proposalId: number, now: Date, grants: ProposalGrants) {
   const p = await t.getOr404(ctProposals, proposalId, "Proposal");
-  let monitorId = p.certMonitorId;
-  // An accepted DNS proposal becomes a watched record set (or domain) of the DNS watcher first (it may be over quota: 403).
-  const handedOver = p.kind === "dns" ? await watchProposedName(t, p.hostname, now) : null;
-  if (p.kind === "certs" && monitorId === null) {
-    const existing = () => t.first(certMonitors, eq(certMonitors.cn, p.hostname), eq(certMonitors.port, 443), eq(certMonitors.targetDns, ""));
-    monitorId = (await existing())?.id ?? null;
-    if (monitorId === null) {
-      try {
-        const created = await createMonitor(
-          t,
-          {
-            cn: p.hostname,
-            port: 443,
-            enabled: true,
-            notes: `Proposed by CT filter ${p.filterId} (certificate ${p.sourceSha256})`,
-            starttls: "auto",
-            ip_addresses: [],
-          },
-          now,
-        );
-        monitorId = created.id;
-      } catch (err) {
-        // Created meanwhile by someone else: link that one.
-        if (!(err instanceof ApiError && err.code === "conflict")) throw err;
-        monitorId = (await existing())?.id ?? null;
-        if (monitorId === null) throw err;
-      }
-    }
+  if (p.kind === "dns") {
+    if (!grants.createDnsDomains) throw forbidden("Accepting a dns proposal creates DNS watcher domains: it requires dns-watcher:create_monitoring");
+    // watchProposedName does not say whether it created a domain or added record sets to a
+    // watched one: a domain id above every id the organization had before is one it created.
+    const before = (await t.db.select({ id: max(dnsDomains.id) }).from(dnsDomains).where(t.where(dnsDomains)).get())?.id ?? 0;
+    // It may be over quota (403): the proposal then stays proposed.
+    const watched = await watchProposedName(t, p.hostname, now);
+    await t.update(ctProposals, { status: "accepted", decidedAt: now.toISOString() }, eq(ctProposals.id, p.id)).run();
+    return {
+      body: { message: `Proposal accepted: ${watched.message}`, dns_domain_id: watched.domain_id },
+      createdDnsDomainId: watched.domain_id > before ? watched.domain_id : null,
+    };
   }
+  const monitorId = p.certMonitorId ?? (await monitorFor(t, p, now));
   await t.update(ctProposals, { status: "accepted", decidedAt: now.toISOString(), certMonitorId: monitorId }, eq(ctProposals.id, p.id)).run();
-  if (handedOver) return { message: `Proposal accepted: ${handedOver.message}` };
-  return monitorId === null ? { message: "Proposal accepted" } : { message: `Proposal accepted: certificate monitor ${monitorId} watches ${p.hostname}:443`, cert_monitor_id: monitorId };
+  return {
+    body: { message: `Proposal accepted: certificate monitor ${monitorId} watches ${p.hostname}:443`, cert_monitor_id: monitorId },
+    createdDnsDomainId: null,
+  };
+}
+
+/** The organization's certificate monitor of the proposal's hostname on 443: the existing one, or a new one (quota: 403). */
+async function monitorFor(t: Tenant, p: typeof ctProposals.$inferSelect, now: Date): Promise<number> {
+  const existing = async () => (await t.first(certMonitors, eq(certMonitors.cn, p.hostname), eq(certMonitors.port, 443), eq(certMonitors.targetDns, "")))?.id;
+  const found = await existing();
+  if (found !== undefined) return found;
+  try {
+    const created = await createMonitor(
+      t,
+      { cn: p.hostname, port: 443, enabled: true, notes: `Proposed by CT filter ${p.filterId} (certificate ${p.sourceSha256})`, starttls: "auto", ip_addresses: [] },
+      now,
+    );
+    return created.id;
+  } catch (err) {
+    // Created meanwhile by someone else: link that one.
+    if (!(err instanceof ApiError && err.code === "conflict")) throw err;
+    const meanwhile = await existing();
+    if (meanwhile === undefined) throw err;
+    return meanwhile;
+  }
 }
 
 export async function dismissProposal(t: Tenant, proposalId: number, now: Date) {

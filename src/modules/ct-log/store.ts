@@ -15,8 +15,9 @@
  * Visibility time: the batch first advances `ct_publication_clock` (the database's
  * clock, strictly increasing across publications) and every row it writes carries
  * that time as its matched/observed/detected time. Rows of a later transaction are
- * therefore always later: a client that polls check-new with the last answer's
- * `latest_timestamp` (or the time of a poll that saw nothing) never misses a match.
+ * therefore always later than the clock read before it: check-new answers that clock
+ * as `as_of`, and a client that polls with the last answer's `as_of` never misses a
+ * match nor counts one twice (service.ts checkNewMatches).
  *
  * Events: at-least-once. `ct_match_filters.event_emitted_at` and
  * `ct_typosquat_matches.event_emitted_at` are set after the organization's

@@ -150,7 +150,9 @@ export class CursorResources {
       pause: yieldToOthers,
       onProgress: req.onProgress,
     });
-    if (result.status.lastError) {
+    // This run read (or tried to): not one that found the log backing off and left it alone.
+    const tried = result.status.lastRunAt === req.now.toISOString();
+    if (tried && result.status.lastError) {
       // A fresh client next time: nothing it cached from a failed run is reused.
       this.client = null;
       // Say it when it starts failing (and every 10th failure), not at every retry.
