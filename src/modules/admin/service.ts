@@ -279,7 +279,7 @@ export async function listOutbox(t: Tenant, limit: number, offset: number) {
         'content_type', json_extract(value, '$.content_type'), 'size', json_extract(value, '$.size'))) FROM json_each(${mailOutbox.attachments}))`,
     })
     .from(mailOutbox)
-    .where(eq(mailOutbox.organizationId, t.organizationId))
+    .where(t.where(mailOutbox))
     .orderBy(desc(mailOutbox.id))
     .limit(limit)
     .offset(offset)

@@ -41,6 +41,7 @@ export interface DeliveryRunResult {
   nextDueAt: string | null;
 }
 
+/** One delivery run at the job's clock `now` (its start: every row it writes carries that time, so tests move it). */
 export async function deliverDue(db: Db, config: Config, organizationId: number, now: Date): Promise<DeliveryRunResult> {
   const nowIso = now.toISOString();
   const due = await db
@@ -75,9 +76,9 @@ export async function deliverDue(db: Db, config: Config, organizationId: number,
           attempts,
           lastError: result.ok ? null : (result.error ?? "failed").slice(0, 500),
           responseStatus: result.status ?? null,
-          deliveredAt: result.ok ? new Date().toISOString() : null,
+          deliveredAt: result.ok ? nowIso : null,
           nextAttemptAt: status === "retrying" ? new Date(now.getTime() + deliveryBackoffMs(attempts)).toISOString() : null,
-          updatedAt: new Date().toISOString(),
+          updatedAt: nowIso,
         })
         .where(eq(alertDeliveries.id, d.id))
         .run();

@@ -4,7 +4,7 @@
  * save (400 with the position), list references are recorded so a referenced list
  * cannot be deleted, and the organization's AlertState is told to recompile.
  */
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { desc, eq, inArray, sql } from "drizzle-orm";
 import { alertDeliveries, alertHistory, alertRuleLists, alertRules, alertTemplates, notificationChannels } from "../../db/schema";
 import { badRequest, notFound, type ErrorDetail } from "../../platform/errors";
 import { readPage } from "../../platform/paging";
@@ -139,7 +139,8 @@ export async function replaceRule(t: Tenant, module: ModuleName, id: number, inp
       },
       eq(alertRules.id, current.id),
     ),
-    t.db.delete(alertRuleLists).where(and(eq(alertRuleLists.ruleId, current.id), eq(alertRuleLists.organizationId, t.organizationId))),
+    // The rule was read through the tenant handle, so its id alone scopes its list links.
+    t.db.delete(alertRuleLists).where(eq(alertRuleLists.ruleId, current.id)),
     ...compiled.listNames.map((listName) => t.db.insert(alertRuleLists).values({ ruleId: current.id, organizationId: t.organizationId, listName })),
   ]);
   return { message: "Alert rule updated" };
@@ -153,10 +154,8 @@ export async function setRuleEnabled(t: Tenant, module: ModuleName, id: number, 
 
 export async function deleteRule(t: Tenant, module: ModuleName, id: number) {
   const current = await ruleOf(t, module, id);
-  await t.db.batch([
-    t.db.delete(alertRuleLists).where(and(eq(alertRuleLists.ruleId, current.id), eq(alertRuleLists.organizationId, t.organizationId))),
-    t.delete(alertRules, eq(alertRules.id, current.id)),
-  ]);
+  // Its list links (alert_rule_lists) go with it: ON DELETE CASCADE.
+  await t.delete(alertRules, eq(alertRules.id, current.id)).run();
   return { message: "Alert rule deleted" };
 }
 
@@ -241,7 +240,7 @@ export async function listHistory(t: Tenant, module: ModuleName, limit: number, 
     ? await t.db
         .select({ d: alertDeliveries, name: notificationChannels.name, kind: notificationChannels.kind })
         .from(alertDeliveries)
-        .leftJoin(notificationChannels, and(eq(notificationChannels.id, alertDeliveries.channelId), eq(notificationChannels.organizationId, t.organizationId)))
+        .leftJoin(notificationChannels, t.where(notificationChannels, eq(notificationChannels.id, alertDeliveries.channelId)))
         .where(t.where(alertDeliveries, inArray(alertDeliveries.historyId, rows.map((r) => r.id))))
         .all()
     : [];

@@ -9,8 +9,8 @@
  * organization's AlertState so rules see it at once (and within 60 s even if that
  * notice is lost: the alert state re-reads lists on a timer).
  */
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
-import { alertRuleLists, ruleListEntries, ruleLists } from "../../db/schema";
+import { asc, count, eq, inArray, sql } from "drizzle-orm";
+import { alertRuleLists, alertRules, ruleListEntries, ruleLists } from "../../db/schema";
 import { badRequest, conflict, notFound, quotaExceeded, type ErrorDetail } from "../../platform/errors";
 import { registerUsageCounter, TIER_LIMITS, type Tier } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
@@ -183,10 +183,12 @@ export async function deleteEntry(t: Tenant, listId: number, entryId: number, no
 
 export async function deleteList(t: Tenant, listId: number) {
   const l = await listOf(t, listId);
+  // Scoped through the rules (alert_rule_lists has no id of its own for the tenant handle).
   const refs = await t.db
     .select({ ruleId: alertRuleLists.ruleId })
     .from(alertRuleLists)
-    .where(and(eq(alertRuleLists.organizationId, t.organizationId), eq(alertRuleLists.listName, l.name)))
+    .innerJoin(alertRules, eq(alertRules.id, alertRuleLists.ruleId))
+    .where(t.where(alertRules, eq(alertRuleLists.listName, l.name)))
     .all();
   if (refs.length) throw conflict(`List '${l.name}' is referenced by alert rule(s) ${refs.map((r) => r.ruleId).join(", ")}`);
   await t.db.batch([t.delete(ruleListEntries, eq(ruleListEntries.listId, l.id)), t.delete(ruleLists, eq(ruleLists.id, l.id))]);
