@@ -13,6 +13,13 @@
  *    MAX_ATTEMPTS they are `failed`. Sent bodies are redacted (they may carry
  *    invitation links, which are secrets), and attachments keep only their name,
  *    type and size.
+ *
+ * An attachment is stored in the row (base64 `content`) or, when many messages carry
+ * the same file, named by a `source` and produced when the message is sent: the weekly
+ * report goes to every recipient of an organization, and its PDF (a few hundred KB) is
+ * rendered from the stored report rather than copied into each row of one D1 batch. A
+ * module registers the renderer of its source kind (registerAttachmentRenderer); a
+ * delivery run renders each distinct source once.
  */
 import { Buffer } from "node:buffer";
 import { and, eq, inArray, lte } from "drizzle-orm";
@@ -33,6 +40,54 @@ export interface MailMessage {
 /** An attachment from bytes (base64-encoded for the outbox and for MIME). */
 export function attachment(filename: string, contentType: string, bytes: Uint8Array): MailAttachment {
   return { filename, content_type: contentType, size: bytes.length, content: Buffer.from(bytes).toString("base64") };
+}
+
+/** What produces an attachment's bytes at delivery: a registered kind and its key (e.g. a report). */
+export interface AttachmentSource {
+  kind: string;
+  key: string;
+}
+
+/** An attachment as the outbox row holds it: its bytes, or ("" content) the source to render them from. */
+export type OutboxAttachment = MailAttachment & { source?: AttachmentSource };
+
+/** Produces the bytes of a source for the message's organization (null for service mail); throws when it cannot. */
+export type AttachmentRenderer = (db: Db, organizationId: number | null, key: string) => Promise<Uint8Array>;
+
+const renderers = new Map<string, AttachmentRenderer>();
+
+/** Registers the renderer of one source kind (once per kind, at module load). */
+export function registerAttachmentRenderer(kind: string, render: AttachmentRenderer): void {
+  const known = renderers.get(kind);
+  if (known && known !== render) throw new Error(`attachment source ${kind} registered twice`);
+  renderers.set(kind, render);
+}
+
+/** An attachment rendered at delivery from `source`; `size` is the rendered file's, known to the caller. */
+export function renderedAttachment(filename: string, contentType: string, size: number, source: AttachmentSource): OutboxAttachment {
+  return { filename, content_type: contentType, size, content: "", source };
+}
+
+/**
+ * The attachments of one outbox row with their bytes: stored content as is, sources
+ * rendered through `cache` (one rendering per source and organization per delivery run).
+ */
+async function withContent(db: Db, organizationId: number | null, attachments: OutboxAttachment[], cache: Map<string, Promise<string>>): Promise<MailAttachment[]> {
+  return Promise.all(
+    attachments.map(async (a) => {
+      if (!a.source || a.content) return { filename: a.filename, content_type: a.content_type, size: a.size, content: a.content };
+      const { kind, key } = a.source;
+      const render = renderers.get(kind);
+      if (!render) throw new Error(`no renderer for attachment source ${kind}`);
+      const cacheKey = JSON.stringify([kind, key, organizationId]);
+      let content = cache.get(cacheKey);
+      if (!content) {
+        content = render(db, organizationId, key).then((bytes) => Buffer.from(bytes).toString("base64"));
+        cache.set(cacheKey, content);
+      }
+      return { filename: a.filename, content_type: a.content_type, size: a.size, content: await content };
+    }),
+  );
 }
 
 /** Sends one message; throws on failure. */
@@ -127,7 +182,7 @@ export function backoffSeconds(attempt: number): number {
   return Math.min(3600, 30 * 2 ** (attempt - 1));
 }
 
-/** Delivers due pending messages (all, or the given ids). Returns counts. */
+/** Delivers due pending messages (all, or the given ids) at the job's clock `now`. Returns counts. */
 export async function deliverPending(
   db: Db,
   transport: MailTransport | null,
@@ -148,10 +203,12 @@ export async function deliverPending(
     .all();
   let sent = 0;
   let failed = 0;
+  const rendered = new Map<string, Promise<string>>();
   for (const row of due) {
     const attempts = row.attempts + 1;
     try {
-      const attachments = row.attachments ?? undefined;
+      const stored = (row.attachments ?? []) as OutboxAttachment[];
+      const attachments = stored.length ? await withContent(db, row.organizationId, stored, rendered) : undefined;
       await transport.send({ organizationId: row.organizationId, to: row.toAddress, subject: row.subject, body: row.body, kind: row.kind, attachments });
       sent++;
       await db
@@ -159,9 +216,9 @@ export async function deliverPending(
         .set({
           status: "sent",
           attempts,
-          sentAt: new Date().toISOString(),
+          sentAt: now.toISOString(),
           body: "(delivered; body redacted)",
-          attachments: attachments?.map((a) => ({ ...a, content: "" })) ?? null,
+          attachments: stored.length ? stored.map((a) => ({ ...a, content: "" })) : null,
           lastError: null,
         })
         .where(eq(mailOutbox.id, row.id))
