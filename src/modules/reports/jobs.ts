@@ -3,9 +3,16 @@
  * and generates what is due (service.ts generateDueReports): each organization's
  * report for every week of the last four that ended Monday 00:00 UTC and has none,
  * at most REPORTS_PER_RUN per run. Finding nothing due costs one indexed query.
+ *
+ * The mail of a report names its PDF rather than carrying it; the mailer's delivery
+ * (the `platform.deliver_mail` job, registered beside this one in src/jobs.ts) renders
+ * it from the stored report through the renderer registered here.
  */
+import { registerAttachmentRenderer } from "../../platform/mailer";
 import type { ScheduledJob } from "../../platform/scheduler";
-import { generateDueReports } from "./service";
+import { generateDueReports, renderReportAttachment, REPORT_PDF_SOURCE } from "./service";
+
+registerAttachmentRenderer(REPORT_PDF_SOURCE, renderReportAttachment);
 
 export const weeklyReportJob: ScheduledJob = {
   name: "reports.weekly",

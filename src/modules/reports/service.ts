@@ -3,13 +3,17 @@
  * weekly reports (generation, listing, PDF download) and their mail.
  *
  *  - Overview: the organization's facts of the last 7 days up to now, each TLS
- *    endpoint by its latest scan, scored (scoring.ts). A handful of indexed queries.
- *  - Weekly report: the facts of the week that ended Monday 00:00 UTC, scored and
- *    stored with its findings and its appendix (every monitored asset with its state)
- *    in ONE D1 batch together with the mail to each user whose weekly-report flag is
- *    on (PDF attached). The (organization, type, period) UNIQUE index fails a second
- *    generation's batch as a whole: twice is one report, one mail per recipient.
- *  - Download: the PDF is rendered from the stored rows, identical to the one mailed.
+ *    endpoint by its latest scan, state judged now, scored (scoring.ts). One D1
+ *    batch of indexed statements (facts/index.ts).
+ *  - Weekly report: the facts of the week that ended Monday 00:00 UTC, state judged at
+ *    that end (facts/scope.ts), scored and stored with its findings and its appendix
+ *    (every monitored asset with its state at generation) in ONE D1 batch together
+ *    with the mail to each user whose weekly-report flag is on. The (organization,
+ *    type, period) UNIQUE index fails a second generation's batch as a whole: twice
+ *    is one report, one mail per recipient.
+ *  - The PDF is rendered from the stored rows: on download, and for the mail when it
+ *    is sent (the outbox rows name the report, `report_pdf` attachment source, rather
+ *    than each carrying a copy), so the mailed PDF and every download are identical.
  */
 import { Buffer } from "node:buffer";
 import { and, asc, desc, eq, sql } from "drizzle-orm";
@@ -18,7 +22,7 @@ import { organizations, users } from "../../db/schema/platform";
 import { reportFindings, reports } from "../../db/schema/reports";
 import type { Config } from "../../env";
 import { isUniqueViolation } from "../../platform/db-errors";
-import { attachment, enqueueMail } from "../../platform/mailer";
+import { enqueueMail, renderedAttachment } from "../../platform/mailer";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { pdfFilename, type MonitoredAsset, type ReportDocument } from "./document";
 import { readAudit } from "./facts";
@@ -41,8 +45,9 @@ export const REPORT_EVIDENCE_LIMIT = 500;
 export async function securityOverview(t: Tenant, config: ScheduleConfig, now: Date) {
   const { facts } = await readAudit({
     t,
+    mode: "live",
     window: { start: new Date(now.getTime() - WEEK_MS), end: new Date(now.getTime() + 1) },
-    scans: "latest",
+    asOf: now,
     now,
     config,
     withAssets: false,
@@ -140,7 +145,11 @@ function findingFromRow(r: typeof reportFindings.$inferSelect): Finding {
 
 /** The PDF of one of the organization's reports (404 for another organization's id). */
 export async function reportPdf(t: Tenant, reportId: number): Promise<{ filename: string; pdf: Uint8Array }> {
-  const report = await t.getOr404(reports, reportId, "Report");
+  return renderStored(t, await t.getOr404(reports, reportId, "Report"));
+}
+
+/** The PDF of a stored report: the same bytes every time (pdf/render.ts is deterministic). */
+async function renderStored(t: Tenant, report: typeof reports.$inferSelect): Promise<{ filename: string; pdf: Uint8Array }> {
   const rows = await t.db.select().from(reportFindings).where(t.where(reportFindings, eq(reportFindings.reportId, report.id))).orderBy(asc(reportFindings.position)).all();
   const appendix = JSON.parse(await gunzipBase64(report.appendix)) as StoredAppendix;
   const document: ReportDocument = {
@@ -167,8 +176,24 @@ export async function reportPdf(t: Tenant, reportId: number): Promise<{ filename
 export interface GenerationContext {
   db: Db;
   config: Config;
-  /** The job's clock: generation time, expiry horizon and staleness. */
+  /** The job's clock: generation time and the appendix's state (the findings judge state at the period's end). */
   now: Date;
+}
+
+/** The outbox's attachment source of a weekly report's PDF: rendered from the stored report when the mail is sent. */
+export const REPORT_PDF_SOURCE = "report_pdf";
+
+/** The source key of an organization's weekly report: its period start (UNIQUE with the organization and the type). */
+const reportPdfKey = (periodStart: string) => `weekly/${periodStart}`;
+
+/** Renders the PDF an outbox row names (mailer.ts calls it at delivery). */
+export async function renderReportAttachment(db: Db, organizationId: number | null, key: string): Promise<Uint8Array> {
+  const [type, periodStart] = key.split("/", 2);
+  if (organizationId === null || type !== "weekly" || !periodStart) throw new Error(`no report for attachment ${key}`);
+  const t = tenantDb(db, organizationId);
+  const report = await t.first(reports, eq(reports.reportType, "weekly"), eq(reports.periodStart, periodStart));
+  if (!report) throw new Error(`report ${key} of organization ${organizationId} not found`);
+  return (await renderStored(t, report)).pdf;
 }
 
 function mailBody(config: Config, d: ReportDocument): string {
@@ -201,7 +226,7 @@ function mailBody(config: Config, d: ReportDocument): string {
 export async function generateWeeklyReport(ctx: GenerationContext, org: { id: number; name: string }, period: Period): Promise<{ created: boolean; result: AuditResult; recipients: number }> {
   const { db, config, now } = ctx;
   const t = tenantDb(db, org.id);
-  const reading = await readAudit({ t, window: period, scans: "window", now, config, withAssets: true, evidenceLimit: REPORT_EVIDENCE_LIMIT });
+  const reading = await readAudit({ t, mode: "period", window: period, asOf: period.end, now, config, withAssets: true, evidenceLimit: REPORT_EVIDENCE_LIMIT });
   const scored = scoreAudit(reading.facts);
   const result: AuditResult = { ...scored, findings: scored.findings.map(storedForm) };
   const periodStart = period.start.toISOString();
@@ -228,7 +253,8 @@ export async function generateWeeklyReport(ctx: GenerationContext, org: { id: nu
   ]);
 
   const reportId = sql`(SELECT ${reports.id} FROM ${reports} WHERE ${and(t.where(reports), eq(reports.reportType, "weekly"), eq(reports.periodStart, periodStart))})`;
-  const pdfAttachment = attachment(filename, "application/pdf", pdf);
+  // Rendered now for its size (and to know the stored report renders); each mail names the report instead of carrying a copy.
+  const pdfAttachment = renderedAttachment(filename, "application/pdf", pdf.length, { kind: REPORT_PDF_SOURCE, key: reportPdfKey(periodStart) });
   try {
     await db.batch([
       t.insert(reports, {
@@ -314,7 +340,9 @@ export async function generateDueReports(ctx: GenerationContext, limit = REPORTS
       } else outcome.already_generated++;
     } catch (err) {
       // One organization's failure must not stop the others; it stays due for the next run.
-      outcome.errors.push(`organization ${d.id}, week ${d.period_start}: ${err instanceof Error ? err.message : String(err)}`);
+      const message = `organization ${d.id}, week ${d.period_start}: ${err instanceof Error ? err.message : String(err)}`;
+      outcome.errors.push(message);
+      console.error(`reports.weekly: ${message}`);
     }
   }
   return outcome;

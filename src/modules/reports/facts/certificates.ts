@@ -7,13 +7,15 @@
  * Assets are the IP targets of the monitors (`cn:port (ip)`): enabled when both the
  * target and its monitor are. Live, an endpoint counts by its latest scan, and a
  * certificate that expired since that scan counts as expired (as the monitor
- * indicators do); in a report, every scan inside the period counts.
+ * indicators do); in a report, every scan inside the period counts, and freshness is
+ * the newest scan at the period's end (every scan is stored, so a week generated late
+ * is judged exactly).
  */
-import { desc, eq, gte, lt, or } from "drizzle-orm";
+import { desc, eq, gte, lt, or, sql } from "drizzle-orm";
 import { certMonitors, certScans, certTargets } from "../../../db/schema/cert-watcher";
 import { LEGACY_PROTOCOLS, validityStatus } from "../../cert-watcher/indicators";
 import type { MonitoredAsset } from "../document";
-import { coverageOf, iso, type AuditScope, type ModuleReading } from "./scope";
+import { coverageOf, enabledAt, iso, type AuditScope, type ReaderPlan } from "./scope";
 import type { EndpointScan } from "./types";
 
 const scanColumns = {
@@ -96,63 +98,101 @@ function assetOf(name: string, enabled: boolean, s: ScanRow | null, now: Date): 
   return { ...base, status: "ok", state: "Valid", detail };
 }
 
-export async function readCertificates(scope: AuditScope): Promise<ModuleReading<{ endpoint_scans: EndpointScan[] }>> {
-  const { t, now } = scope;
-  // Every target with its monitor and its latest scan: coverage, live facts and the appendix in one query.
-  const targets = await t.db
-    .select({
-      ip: certTargets.ipAddress,
-      targetEnabled: certTargets.enabled,
-      createdAt: certTargets.createdAt,
-      lastScanAt: certTargets.lastScanAt,
-      cn: certMonitors.cn,
-      port: certMonitors.port,
-      monitorEnabled: certMonitors.enabled,
-      ...scanColumns,
-    })
-    .from(certTargets)
-    .innerJoin(certMonitors, eq(certMonitors.id, certTargets.monitorId))
-    .leftJoin(certScans, eq(certScans.id, certTargets.lastScanId))
-    .where(t.where(certTargets))
-    .orderBy(certMonitors.cn, certMonitors.port, certTargets.ipAddress)
-    .all();
+type TargetRow = ScanRow & {
+  ip: string;
+  targetEnabled: boolean;
+  createdAt: string;
+  lastScanAt: string | null;
+  cn: string;
+  port: number;
+  monitorEnabled: boolean;
+  monitorUpdatedAt: string;
+  /** Newest scan at or before the period's end (a report only). */
+  scannedByEnd?: string | null;
+};
+type FlaggedRow = ScanRow & { cn: string; port: number; ip: string };
 
-  let endpoint_scans: EndpointScan[];
-  if (scope.scans === "latest") {
-    endpoint_scans = targets
-      .filter((r) => r.targetEnabled && r.monitorEnabled && r.scannedAt)
-      .map((r) => endpointScan(r.cn, r.port, r.ip, r, r.notAfter !== null && Date.parse(r.notAfter) <= now.getTime()));
-  } else {
-    const flagged = await t.db
-      .select({ cn: certMonitors.cn, port: certMonitors.port, ip: certScans.ipAddress, ...scanColumns })
-      .from(certScans)
-      .innerJoin(certMonitors, eq(certMonitors.id, certScans.monitorId))
-      .where(
-        t.where(
-          certScans,
-          gte(certScans.scannedAt, iso(scope.window.start)),
-          lt(certScans.scannedAt, iso(scope.window.end)),
-          or(eq(certScans.expired, true), eq(certScans.hasError, true), eq(certScans.legacyProtocol, true), eq(certScans.weakCipher, true), eq(certScans.selfSigned, true)),
-        ),
-      )
-      .orderBy(desc(certScans.scannedAt))
-      .limit(5000)
-      .all();
-    endpoint_scans = flagged.map((r) => endpointScan(r.cn, r.port, r.ip, r, false));
-  }
+export function readCertificates(scope: AuditScope): ReaderPlan<{ endpoint_scans: EndpointScan[] }> {
+  const { t, now, asOf } = scope;
+  const period = scope.mode === "period";
+  const statements = [
+    // Every target with its monitor and its latest scan: coverage, live facts and the appendix in one query.
+    t.db
+      .select({
+        ip: certTargets.ipAddress,
+        targetEnabled: certTargets.enabled,
+        createdAt: certTargets.createdAt,
+        lastScanAt: certTargets.lastScanAt,
+        cn: certMonitors.cn,
+        port: certMonitors.port,
+        // Aliased: a D1 batch returns rows as objects, where two columns both named
+        // `enabled` would collapse into one (and shift every column after them).
+        monitorEnabled: sql`${certMonitors.enabled}`.mapWith(Boolean).as("monitor_enabled"),
+        monitorUpdatedAt: certMonitors.updatedAt,
+        ...scanColumns,
+        // A report judges freshness at the period's end: the target's newest scan by then
+        // (scans are all stored: a walk back from the end in cert_scans_monitor_time_idx;
+        // qualified by hand, as drizzle writes bare column names inside `sql`).
+        ...(period
+          ? {
+              scannedByEnd: sql<string | null>`(SELECT s.scanned_at FROM cert_scans s
+                WHERE s.monitor_id = cert_targets.monitor_id AND s.target_id = cert_targets.id AND s.scanned_at <= ${iso(asOf)}
+                ORDER BY s.scanned_at DESC LIMIT 1)`,
+            }
+          : {}),
+      })
+      .from(certTargets)
+      .innerJoin(certMonitors, eq(certMonitors.id, certTargets.monitorId))
+      .leftJoin(certScans, eq(certScans.id, certTargets.lastScanId))
+      .where(t.where(certTargets))
+      .orderBy(certMonitors.cn, certMonitors.port, certTargets.ipAddress),
+    // A report: every scan of the period that showed a condition of a rule.
+    ...(period
+      ? [
+          t.db
+            .select({ cn: certMonitors.cn, port: certMonitors.port, ip: certScans.ipAddress, ...scanColumns })
+            .from(certScans)
+            .innerJoin(certMonitors, eq(certMonitors.id, certScans.monitorId))
+            .where(
+              t.where(
+                certScans,
+                gte(certScans.scannedAt, iso(scope.window.start)),
+                lt(certScans.scannedAt, iso(scope.window.end)),
+                or(eq(certScans.expired, true), eq(certScans.hasError, true), eq(certScans.legacyProtocol, true), eq(certScans.weakCipher, true), eq(certScans.selfSigned, true)),
+              ),
+            )
+            .orderBy(desc(certScans.scannedAt))
+            .limit(5000),
+        ]
+      : []),
+  ];
 
-  const coverage = coverageOf(
-    "cert-watcher",
-    scope,
-    targets.map((r) => ({
-      asset: endpointName(r.cn, r.port, r.ip),
-      enabled: r.targetEnabled && r.monitorEnabled,
-      createdAt: r.createdAt,
-      lastCollectedAt: r.lastScanAt,
-    })),
-  );
-  const assets = scope.withAssets
-    ? targets.map((r) => assetOf(endpointName(r.cn, r.port, r.ip), r.targetEnabled && r.monitorEnabled, r.scannedAt ? r : null, now))
-    : [];
-  return { facts: { endpoint_scans }, coverage, assets };
+  return {
+    statements,
+    read(results) {
+      const [targets, flagged] = results as [TargetRow[], FlaggedRow[] | undefined];
+      // Live: each endpoint by its latest scan, a certificate expired since counting as expired.
+      const endpoint_scans: EndpointScan[] = flagged
+        ? flagged.map((r) => endpointScan(r.cn, r.port, r.ip, r, false))
+        : targets
+            .filter((r) => r.targetEnabled && r.monitorEnabled && r.scannedAt)
+            .map((r) => endpointScan(r.cn, r.port, r.ip, r, r.notAfter !== null && Date.parse(r.notAfter) <= now.getTime()));
+
+      const coverage = coverageOf(
+        "cert-watcher",
+        scope,
+        targets.map((r) => ({
+          asset: endpointName(r.cn, r.port, r.ip),
+          // A target has no change time of its own: its monitor's says whether the pair changed since asOf.
+          enabled: r.targetEnabled && enabledAt(scope, { enabled: r.monitorEnabled, createdAt: r.createdAt, updatedAt: r.monitorUpdatedAt }),
+          createdAt: r.createdAt,
+          lastCollectedAt: period ? (r.scannedByEnd ?? null) : r.lastScanAt,
+        })),
+      );
+      const assets = scope.withAssets
+        ? targets.map((r) => assetOf(endpointName(r.cn, r.port, r.ip), r.targetEnabled && r.monitorEnabled, r.scannedAt ? r : null, now))
+        : [];
+      return { facts: { endpoint_scans }, coverage, assets };
+    },
+  };
 }

@@ -1,19 +1,24 @@
 /**
  * DNS, read from what the DNS watcher records: `dns_change_facts` (the facts
  * contract: one row per confirmed change per kind, written with the history row) and
- * the domains' last resolution and DNSSEC status.
+ * the domains' last resolution, last successful one and DNSSEC status.
  *
  * Kinds map to rules in scoring.ts: dmarc_weakened / dmarc_removed -> DMARC policy
  * weakened; spf_allows_all -> SPF overly permissive; apex_changed -> critical apex
  * records changed; mx_changed / ns_changed -> mail or nameserver records changed;
- * dnssec_failed (and a domain currently `bogus`) -> DNSSEC validation regression.
+ * dnssec_failed -> DNSSEC validation regression, and live also a domain `bogus` now
+ * (a weekly report counts only the failures observed in its week: "now" is not the
+ * week's end).
+ *
+ * Freshness is `last_success_at` (a resolution that collected the domain's data), not
+ * `last_checked_at`, which moves when every lookup fails.
  */
 import { sql } from "drizzle-orm";
 import { dnsChangeFacts, dnsDomains, type DnsFactKind } from "../../../db/schema/dns-watcher";
 import type { MonitoredAsset } from "../document";
 import type { RuleId } from "../rules";
 import { DNS_KIND_RULES } from "../scoring";
-import { coverageOf, iso, jsonArray, type AuditScope, type ModuleReading } from "./scope";
+import { coverageOf, enabledAt, iso, jsonArray, rawSelect, type AuditScope, type ModuleReading, type ReaderPlan } from "./scope";
 import type { AuditFacts, DnsChangeFact, DnsFacts } from "./types";
 
 interface ChangeRow {
@@ -27,37 +32,62 @@ interface ChangeRow {
   observed_at: string;
 }
 
-export async function readDns(scope: AuditScope): Promise<ModuleReading<{ dns: DnsFacts }>> {
+export function readDns(scope: AuditScope): ReaderPlan<{ dns: DnsFacts }> {
   const { t } = scope;
   // A week of changes can be thousands of rows: read only the newest `evidenceLimit` of
   // each rule (a window function over the kinds' rule), and each rule's true counts. The
   // DNSSEC rule is not cut: it also lists the domains failing now (scoring.ts).
   const rule = sql.raw(`CASE kind ${Object.entries(DNS_KIND_RULES).map(([k, r]) => `WHEN '${k}' THEN '${r}'`).join(" ")} END`);
   const inWindow = t.where(dnsChangeFacts, sql`${dnsChangeFacts.observedAt} >= ${iso(scope.window.start)}`, sql`${dnsChangeFacts.observedAt} < ${iso(scope.window.end)}`);
-  const [domains, changes, totals] = await Promise.all([
+  const statements = [
     t.db
       .select({
         domain: dnsDomains.domainName,
         enabled: dnsDomains.enabled,
         createdAt: dnsDomains.createdAt,
+        updatedAt: dnsDomains.updatedAt,
         lastCheckedAt: dnsDomains.lastCheckedAt,
+        lastSuccessAt: dnsDomains.lastSuccessAt,
         lastCheckStatus: dnsDomains.lastCheckStatus,
         lastCheckDetail: dnsDomains.lastCheckDetail,
         dnssecStatus: dnsDomains.dnssecStatus,
       })
       .from(dnsDomains)
       .where(t.where(dnsDomains))
-      .orderBy(dnsDomains.domainName)
-      .all(),
-    t.db.all<ChangeRow>(sql`SELECT domain_name, kind, record_name, record_type, old_values, new_values, detail, observed_at FROM (
+      .orderBy(dnsDomains.domainName),
+    rawSelect<ChangeRow>(t.db, ["domain_name", "kind", "record_name", "record_type", "old_values", "new_values", "detail", "observed_at"], sql`SELECT domain_name, kind, record_name, record_type, old_values, new_values, detail, observed_at FROM (
         SELECT *, ${rule} AS rule, row_number() OVER (PARTITION BY ${rule} ORDER BY observed_at DESC, id DESC) AS n
         FROM ${dnsChangeFacts} WHERE ${inWindow})
       WHERE n <= CASE rule WHEN 'dns.dnssec_regression' THEN 1000000 ELSE ${scope.evidenceLimit} END
       ORDER BY observed_at DESC`),
-    t.db.all<{ rule: RuleId; evidence: number; assets: number }>(
+    rawSelect<TotalRow>(
+      t.db,
+      ["rule", "evidence", "assets"],
       sql`SELECT ${rule} AS rule, count(*) AS evidence, count(DISTINCT domain_name) AS assets FROM ${dnsChangeFacts} WHERE ${inWindow} GROUP BY 1`,
     ),
-  ]);
+  ];
+  return { statements, read: (results) => dnsReading(scope, ...(results as [DomainRow[], ChangeRow[], TotalRow[]])) };
+}
+
+interface DomainRow {
+  domain: string;
+  enabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+  lastCheckedAt: string | null;
+  lastSuccessAt: string | null;
+  lastCheckStatus: string | null;
+  lastCheckDetail: string | null;
+  dnssecStatus: string;
+}
+
+interface TotalRow {
+  rule: RuleId;
+  evidence: number;
+  assets: number;
+}
+
+function dnsReading(scope: AuditScope, domains: DomainRow[], changes: ChangeRow[], totals: TotalRow[]): ModuleReading<{ dns: DnsFacts }> {
   const counts: AuditFacts["counts"] = Object.fromEntries(totals.filter((c) => c.rule !== "dns.dnssec_regression").map((c) => [c.rule, { evidence: c.evidence, assets: c.assets }]));
 
   const dnsChanges: DnsChangeFact[] = changes.map((c) => ({
@@ -70,17 +100,18 @@ export async function readDns(scope: AuditScope): Promise<ModuleReading<{ dns: D
     detail: c.detail,
     observed_at: c.observed_at,
   }));
-  const dnssec_failing = domains.filter((d) => d.enabled && d.dnssecStatus === "bogus").map((d) => ({ domain: d.domain, checked_at: d.lastCheckedAt }));
+  const dnssec_failing =
+    scope.mode === "live" ? domains.filter((d) => d.enabled && d.dnssecStatus === "bogus").map((d) => ({ domain: d.domain, checked_at: d.lastCheckedAt })) : [];
 
   const coverage = coverageOf(
     "dns-watcher",
     scope,
-    domains.map((d) => ({ asset: d.domain, enabled: d.enabled, createdAt: d.createdAt, lastCollectedAt: d.lastCheckedAt })),
+    domains.map((d) => ({ asset: d.domain, enabled: enabledAt(scope, d), createdAt: d.createdAt, lastCollectedAt: d.lastSuccessAt })),
   );
   const changed = new Set(dnsChanges.map((c) => c.domain));
   const assets: MonitoredAsset[] = scope.withAssets
     ? domains.map((d): MonitoredAsset => {
-        const base = { module: "dns-watcher" as const, asset: d.domain, last_collected_at: d.lastCheckedAt };
+        const base = { module: "dns-watcher" as const, asset: d.domain, last_collected_at: d.lastSuccessAt };
         const detail = `DNSSEC ${d.dnssecStatus}`;
         if (!d.enabled) return { ...base, status: "paused", state: "Paused", detail };
         if (!d.lastCheckedAt) return { ...base, status: "pending", state: "Not yet resolved", detail: "" };

@@ -1,13 +1,33 @@
 /**
  * What one audit reads, and the shape every module's reader returns.
  *
- *  - Live overview: changes observed in the last 7 days (the length of a report
- *    window) up to now; each TLS endpoint by its latest scan.
- *  - Weekly report: changes observed inside [period_start, period_end); each TLS
- *    endpoint by every scan inside the period.
- *  - Both: domain expiry, coverage and freshness are judged at `now` (monitored
- *    configuration has no history to replay).
+ *  - Live overview (`live`): changes observed in the last 7 days (the length of a
+ *    report window) up to now; each TLS endpoint by its latest scan; state (domain
+ *    expiry, DNSSEC failing, coverage, freshness) judged now.
+ *  - Weekly report (`period`): changes observed inside [period_start, period_end);
+ *    each TLS endpoint by every scan inside the period; state judged AT THE PERIOD'S
+ *    END from what is stored, so a week generated late (caught up after downtime) does
+ *    not take on today's state:
+ *      - domain expiry: the expiry published in the newest snapshot observed before the
+ *        end, against the end;
+ *      - DNSSEC: only the failures observed in the week (no "failing now");
+ *      - an asset counts when it existed at the end (created before it, a CT filter not
+ *        yet deleted) and was enabled then; pausing keeps no history, so the current
+ *        flag is used unless the asset was changed after the end (then it counts as
+ *        enabled: nothing stored says it was not);
+ *      - freshness: an asset is stale when its newest collection at or before the end
+ *        is older than its module's window. Certificate scans are all stored, so that
+ *        is exact; RDAP, DNS and CT store only their newest collection: when it is
+ *        after the end, the newest one before it is not known and the asset is not
+ *        counted (a report states staleness only where what is stored proves it).
+ *
+ * Each module's reader is a plan: the statements it needs (all independent of each
+ * other, so facts/index.ts sends every module's statements in ONE D1 batch) and the
+ * function that turns their results into its facts.
  */
+import { sql, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Db } from "../../../db/client";
 import type { Config } from "../../../env";
 import type { MonitoringModule } from "../../../platform/permissions";
 import type { Tenant } from "../../../platform/tenant";
@@ -19,11 +39,13 @@ export type ScheduleConfig = Pick<Config, "rdapCheckIntervalSeconds" | "dnsCheck
 
 export interface AuditScope {
   t: Tenant;
+  /** live: the overview, state judged now; period: a weekly report, state judged at the period's end. */
+  mode: "live" | "period";
   /** Change facts observed in [start, end) count. */
   window: { start: Date; end: Date };
-  /** latest: each endpoint's newest scan (live); window: every scan inside the window (report). */
-  scans: "latest" | "window";
-  /** Expiry horizon, staleness, the appendix's state. */
+  /** When state is judged (expiry horizon, coverage, freshness): now (live), the period's end (period). */
+  asOf: Date;
+  /** The clock: the appendix's state is the state at generation. */
   now: Date;
   config: ScheduleConfig;
   /** Also list every monitored asset with its state (the report's appendix). */
@@ -41,24 +63,57 @@ export interface ModuleReading<F> {
   assets: MonitoredAsset[];
 }
 
+/** A module's reader: its statements (sent in the audit's one batch) and what it makes of their results. */
+export interface ReaderPlan<F> {
+  statements: BatchItem<"sqlite">[];
+  read(results: unknown[]): ModuleReading<F>;
+}
+
+/**
+ * A hand-written SELECT as a drizzle query that `db.batch` accepts (on D1 a raw
+ * `db.all(sql)` cannot be batched): its result columns named in `columns`, values as
+ * SQLite returns them.
+ */
+export function rawSelect<R extends object>(db: Db, columns: readonly (keyof R & string)[], query: SQL) {
+  const fields = Object.fromEntries(columns.map((c) => [c, sql.raw(`"${c}"`)]));
+  return db.select(fields).from(sql`(${query})`);
+}
+
 /** An asset as the coverage rules see it. */
 export interface CoverageItem {
   asset: string;
+  /** Enabled at `asOf` (enabledAt). */
   enabled: boolean;
   createdAt: string;
+  /** Newest collection stored (in a report it may be after `asOf`: see the header). */
   lastCollectedAt: string | null;
 }
 
 /**
- * Enabled assets, and those whose newest data is older than the module's window. An
- * asset never collected is stale once it has existed for a whole window (a new one is
- * only pending).
+ * Whether an asset counts as enabled at the scope's `asOf`: live, its flag; in a report,
+ * it must have existed at the period's end, and an asset changed since then counts as
+ * enabled (its flag at the end is not stored).
  */
-export function coverageOf(module: MonitoringModule, scope: Pick<AuditScope, "config" | "now">, items: CoverageItem[]): ModuleCoverage {
+export function enabledAt(scope: Pick<AuditScope, "mode" | "asOf">, a: { enabled: boolean; createdAt: string; updatedAt?: string | null }): boolean {
+  if (scope.mode === "live") return a.enabled;
+  const end = iso(scope.asOf);
+  if (a.createdAt >= end) return false;
+  return a.enabled || (a.updatedAt != null && a.updatedAt >= end);
+}
+
+/**
+ * Enabled assets, and those whose newest data at `asOf` is older than the module's
+ * window. An asset never collected is stale once it has existed for a whole window (a
+ * new one is only pending); one whose data at `asOf` is not known is not counted.
+ */
+export function coverageOf(module: MonitoringModule, scope: Pick<AuditScope, "config" | "asOf">, items: CoverageItem[]): ModuleCoverage {
   const window = expectedCollectionWindowSeconds(module, scope.config);
-  const staleBefore = new Date(scope.now.getTime() - window * 1000).toISOString();
+  const asOf = iso(scope.asOf);
+  const staleBefore = new Date(scope.asOf.getTime() - window * 1000).toISOString();
   const enabled = items.filter((i) => i.enabled);
   const stale: StaleAsset[] = enabled
+    // Collected after asOf (a report): what it had at asOf is not stored, so it is not proven stale.
+    .filter((i) => i.lastCollectedAt === null || i.lastCollectedAt <= asOf)
     .filter((i) => (i.lastCollectedAt === null ? i.createdAt < staleBefore : i.lastCollectedAt < staleBefore))
     .map((i) => ({ asset: i.asset, last_collected_at: i.lastCollectedAt }));
   return { module, enabled_assets: enabled.length, expected_window_seconds: window, stale };
@@ -77,3 +132,6 @@ export function jsonArray<T = string>(value: unknown): T[] {
     return [];
   }
 }
+
+/** A count column as a number (D1 returns integers; a SUM over no rows is null). */
+export const num = (v: unknown): number => (typeof v === "number" ? v : v == null ? 0 : Number(v));

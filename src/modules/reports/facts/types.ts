@@ -5,8 +5,8 @@
  *
  * Change facts (DNS changes, RDAP changes, CAA violations) are those observed inside
  * the window. State facts (endpoint scans, expiry, coverage) are described where
- * they are read (facts/index.ts): the latest state for the live overview, every
- * scan inside the window for a weekly report.
+ * they are read (facts/scope.ts): the state now for the live overview; for a weekly
+ * report every scan inside the window, and the rest at the period's end.
  */
 import type { MonitoringModule } from "../../../platform/permissions";
 
@@ -29,7 +29,7 @@ export interface DnsChangeFact {
 
 export interface DnsFacts {
   changes: DnsChangeFact[];
-  /** Enabled domains whose latest resolution found DNSSEC validation failing (`bogus`). */
+  /** Enabled domains whose latest resolution found DNSSEC validation failing (`bogus`); the live overview only. */
   dnssec_failing: { domain: string; checked_at: string | null }[];
 }
 
@@ -102,7 +102,7 @@ export interface ModuleCoverage {
 }
 
 export interface AuditFacts {
-  /** The organization's clock for this evaluation (expiry horizon, staleness). */
+  /** When state is judged (expiry horizon, staleness): now live, the period's end in a report. */
   as_of: string;
   window: { start: string; end: string };
   dns: DnsFacts;

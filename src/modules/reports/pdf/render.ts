@@ -12,7 +12,8 @@
  *      wrapped), framework references.
  *   3. Methodology: weights, grades, rounding, collection windows, every rule
  *      evaluated and whether it fired.
- *   4. Appendix A: every monitored asset with its state at generation time.
+ *   4. Appendix A: every monitored asset with its state at generation time (its RDAP
+ *      expiry as the findings judged it, at the period's end).
  * Every page after the cover has a running header; every page a footer with
  * "Page n of N". Blocks that must stay together (an evidence item, a table row,
  * a heading with its first line) move to the next page whole.
@@ -577,7 +578,7 @@ function methodology(w: Writer, d: ReportDocument): void {
   w.addPage();
   sectionHeading(w, "Methodology");
   w.paragraph(
-    `Every audit rule below is evaluated against what the monitoring modules recorded. Changes (DNS records, registration data, certificates in CT logs) count when observed within the reporting period ${formatUtc(d.period_start)} – ${formatUtc(d.period_end)}; a TLS endpoint counts when a scan in the period showed the condition; domain expiry, module coverage and data freshness are judged at generation time.`,
+    `Every audit rule below is evaluated against what the monitoring modules recorded. Changes (DNS records, registration data, certificates in CT logs) count when observed within the reporting period ${formatUtc(d.period_start)} – ${formatUtc(d.period_end)}; a TLS endpoint counts when a scan in the period showed the condition. Domain expiry, module coverage and data freshness are judged at the end of the period from what was recorded by then, however late the report was generated: an asset counts when it existed and was enabled at the end; its data is stale when its newest collection by the end is older than the module's window (certificate scans are all kept; registration, DNS and CT data keep only their newest collection, so an asset collected again since the end is not counted stale). A DNSSEC failure counts when it was observed within the period.`,
     body,
     { after: 6 },
   );
