@@ -29,3 +29,67 @@ export const startLab = (process: "unbound" | "dnsdist") => control("process", {
 let n = 0;
 /** A zone name no other test (file or run) uses. */
 export const uniqueZone = (prefix = "w") => `${prefix}${Date.now().toString(36)}${(n++).toString(36)}${Math.random().toString(36).slice(2, 5)}.test`;
+
+// ---- one scheduled run, called directly (the code the Cron Trigger runs), so its summary and events can be read
+
+import { createDb } from "../../src/db/client";
+import { runDnsWatch, type DnsRunSummary, type DnsWatchSettings } from "../../src/modules/dns-watcher/resolver-run";
+import type { DnsChangeEvent } from "../../src/modules/dns-watcher/events";
+import { call, type Org } from "../helpers";
+
+export interface WatchRun {
+  summary: DnsRunSummary;
+  /** HTTP requests to resolvers, counted at the fetch the DoH client uses. */
+  requests: number;
+  /** The change events the run emitted (organization, event). */
+  events: DnsChangeEvent[];
+  /** Wall time of the run, ms. */
+  ms: number;
+}
+
+let runClock = Date.now();
+/** The time of the last run (runs are a minute apart unless `at` is given). */
+export const lastRunAt = () => runClock;
+
+/** One run a minute after the previous one (or at `at`), against the lab unless `settings.resolverUrls` says otherwise. */
+export async function runWatch(settings: Partial<DnsWatchSettings> = {}, at?: number): Promise<WatchRun> {
+  let requests = 0;
+  const events: DnsChangeEvent[] = [];
+  const countingFetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+    requests++;
+    return fetch(input, init);
+  }) as typeof fetch;
+  if (at === undefined) runClock += 60_000;
+  else runClock = Math.max(runClock, at);
+  const started = Date.now();
+  const summary = await runDnsWatch({
+    db: createDb((env as any).DB),
+    env: env as any,
+    settings: {
+      resolverUrls: settings.resolverUrls ?? [await labDohUrl()],
+      intervalSeconds: 0,
+      concurrency: 8,
+      maxDomainsPerRun: 1000,
+      timeoutMs: 3000,
+      runDeadlineMs: 60_000,
+      breakAfterFailures: 8,
+      ...settings,
+    },
+    now: new Date(at ?? runClock),
+    fetch: countingFetch,
+    emit: async (_org, event) => void events.push(event),
+  });
+  return { summary, requests, events, ms: Date.now() - started };
+}
+
+/** Watches `domain` for `org` through the API; returns the domain id. */
+export async function watchDomain(org: Org, domain: string): Promise<number> {
+  const r = await call("POST", "/api/dns-watcher/domains", { token: org.session, body: { domain_name: domain } });
+  if (r.status !== 201) throw new Error(`watching ${domain}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.id;
+}
+
+/** The fact rows of a domain, oldest first. */
+export async function factsOf(domainId: number): Promise<{ kind: string; record_name: string; record_type: string | null; old_values: string; new_values: string; detail: string }[]> {
+  return ((await (env as any).DB.prepare("SELECT kind, record_name, record_type, old_values, new_values, detail FROM dns_change_facts WHERE domain_id = ? ORDER BY id").bind(domainId).all()).results);
+}

@@ -6,22 +6,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
-import { createDb } from "../../src/db/client";
-import { runDnsWatch, type DnsRunSummary } from "../../src/modules/dns-watcher/resolver-run";
-import type { DnsChangeEvent } from "../../src/modules/dns-watcher/events";
-import { call, signup, type Org } from "../helpers";
+import { signup } from "../helpers";
 import { rowCount } from "../rdap/poll-helpers";
-import { labDohUrl, putZone, uniqueZone } from "./lab";
+import { lastRunAt, putZone, runWatch, uniqueZone, watchDomain } from "./lab";
 
 const E = env as any;
 const ZONE = (mx: number) =>
   `@ IN A 192.0.2.10\n@ IN AAAA 2001:db8::10\n@ IN MX ${mx} mx1\n@ IN TXT "v=spf1 ip4:192.0.2.0/24 -all"\n@ IN CAA 0 issue "letsencrypt.org"\n_dmarc IN TXT "v=DMARC1; p=reject"\nmx1 IN A 192.0.2.25\n`;
-
-async function watch(org: Org, domain: string): Promise<number> {
-  const r = await call("POST", "/api/dns-watcher/domains", { token: org.session, body: { domain_name: domain } });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return r.body.id;
-}
 
 /** The distinct last_success_at of the watched domains. */
 async function lastSuccess(): Promise<(string | null)[]> {
@@ -29,27 +20,9 @@ async function lastSuccess(): Promise<(string | null)[]> {
   return r.results.map((x: { at: string | null }) => x.at);
 }
 
-let clock = Date.now();
-/** One run, a minute after the previous one (or at `at`). */
-async function run(at?: number): Promise<{ summary: DnsRunSummary; requests: number; events: DnsChangeEvent[] }> {
-  let requests = 0;
-  const events: DnsChangeEvent[] = [];
-  const countingFetch = ((input: RequestInfo | URL, init?: RequestInit) => {
-    requests++;
-    return fetch(input, init);
-  }) as typeof fetch;
-  if (at === undefined) clock += 60_000;
-  const now = new Date(at ?? clock);
-  const summary = await runDnsWatch({
-    db: createDb(E.DB),
-    env: E,
-    settings: { resolverUrls: [await labDohUrl()], intervalSeconds: 0, concurrency: 8, maxDomainsPerRun: 1000, timeoutMs: 3000 },
-    now,
-    fetch: countingFetch,
-    emit: async (_org, event) => void events.push(event),
-  });
-  return { summary, requests, events };
-}
+const watch = watchDomain;
+const run = (at?: number) => runWatch({}, at);
+let clock = 0;
 
 describe("the cost of a scheduled DNS run", () => {
   it("one query per distinct record set, one row per unchanged domain, one confirmation per change, events only for changes", async () => {
@@ -76,7 +49,7 @@ describe("the cost of a scheduled DNS run", () => {
     expect(quiet.summary).toMatchObject({ write_statements: 1, rows_written: 3, changes: 0, events_emitted: 0 });
     expect(await rowCount("dns_history")).toBe(0);
     // The same statement records when the data was last collected.
-    expect(await lastSuccess()).toEqual([new Date(clock).toISOString()]);
+    expect(await lastSuccess()).toEqual([new Date(lastRunAt()).toISOString()]);
 
     // The shared zone's MX changes: one confirmation query; both organizations get their history item and event.
     await putZone(shared, ZONE(20));
@@ -93,6 +66,7 @@ describe("the cost of a scheduled DNS run", () => {
     // Overlapping runs see the next changes: each is recorded once per domain, and one event per domain goes out,
     // whether the runs have different scheduled times or the same one (a Cron run delivered twice).
     let history = 2;
+    clock = lastRunAt();
     for (const [mx, times] of [[30, [clock + 60_000, clock + 120_000]], [40, [clock + 180_000, clock + 180_000]]] as const) {
       clock = times[1];
       await putZone(shared, ZONE(mx));
@@ -106,17 +80,11 @@ describe("the cost of a scheduled DNS run", () => {
     // The resolver is unreachable: the run records the errors (status error) and when it
     // checked, but last_success_at keeps the time of the last run that collected the data.
     const collected = await lastSuccess();
-    clock += 60_000;
-    const down = await runDnsWatch({
-      db: createDb(E.DB),
-      env: E,
-      settings: { resolverUrls: ["http://127.0.0.1:9/dns-query"], intervalSeconds: 0, concurrency: 8, maxDomainsPerRun: 1000, timeoutMs: 1000 },
-      now: new Date(clock),
-      emit: async () => {},
-    });
-    expect(down).toMatchObject({ due_domains: 3, changes: 0 });
+    // breakAfterFailures 0: every question is asked, each one a lookup error.
+    const down = await runWatch({ resolverUrls: ["http://127.0.0.1:9/dns-query"], timeoutMs: 1000, breakAfterFailures: 0 });
+    expect(down.summary).toMatchObject({ due_domains: 3, changes: 0 });
     expect(await lastSuccess()).toEqual(collected);
     const states = await E.DB.prepare("SELECT DISTINCT last_check_status AS s, last_checked_at AS at FROM dns_domains").all();
-    expect(states.results).toEqual([{ s: "error", at: new Date(clock).toISOString() }]);
+    expect(states.results).toEqual([{ s: "error", at: new Date(lastRunAt()).toISOString() }]);
   });
 });

@@ -95,8 +95,12 @@ export const dnsHistory = sqliteTable(
       .notNull()
       .references(() => dnsDomains.id, { onDelete: "cascade" }),
     observedAt: text("observed_at").notNull(),
-    /** record: a record set's values changed; dnssec: the domain's DNSSEC status changed. */
-    kind: text("kind", { enum: ["record", "dnssec"] }).notNull(),
+    /**
+     * record: a record set's values changed; dnssec: the domain's DNSSEC status changed;
+     * spf: the SPF verdict changed without the domain's own TXT changing (an include or
+     * redirect target changed, or the policy was first seen allowing every sender).
+     */
+    kind: text("kind", { enum: ["record", "dnssec", "spf"] }).notNull(),
     recordName: text("record_name").notNull(),
     /** Null for a DNSSEC status change. */
     recordType: text("record_type"),

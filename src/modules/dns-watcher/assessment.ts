@@ -10,20 +10,26 @@
  *  - an answer whose canonical values differ is a change only when the confirmation
  *    query said the same; otherwise nothing happens and the next run looks again.
  * Per domain:
- *  - SPF is re-analysed when the apex TXT set changed (or was never analysed), DMARC
- *    re-parsed when `_dmarc` TXT changed; a weaker policy is written into the history
- *    item's verdict, the facts and the event;
+ *  - SPF is analysed again when the apex TXT set changed, when the stored analysis is not
+ *    final (temperror: an include did not resolve) or predates `target_records`, and when
+ *    an include/redirect target's own v=spf1 record changed (confirmed by a second
+ *    query). A weaker policy is written into the history item's verdict, the facts and
+ *    the event; a policy first seen allowing every sender is recorded like a first bogus
+ *    DNSSEC status (the weekly report must show the posture). A new analysis that fails
+ *    on DNS does not replace a final one: the next run tries again.
+ *  - DMARC re-parsed when `_dmarc` TXT changed, with its regressions;
  *  - DNSSEC status from the AD bits and the CD probe; the first status is a baseline
  *    (no history, no event) unless it is a validation failure, which the audit must see.
+ *    Any later status change is confirmed by a second answer before it counts.
  */
 import type { DnsCheckStatus, DnsFactKind } from "../../db/schema/dns-watcher";
 import { txtText, type WatchedRecordType } from "../../platform/dns/presentation";
 import { dmarcRegressions, dmarcVerdict, NO_DMARC, parseDmarc, type DmarcRecord, type DmarcRegression } from "./dmarc";
 import type { DueDomain, DueRecordSet } from "./due-domains";
-import { DnsChangeEventSchema, type DnsChangeEvent } from "./events";
+import { buildDnsChangeEvent, type DnsChangeEvent } from "./events";
 import { classifyDnssec, sameValues, type DnssecStatus, type DnssecVerdict } from "./observation";
-import type { RunAnswers } from "./run-lookups";
-import { analyzeSpf, EMPTY_SPF, type SpfAnalysis, type SpfDns } from "./spf";
+import { spfRecordsOfAnswer, spfTargetsOf, type RunAnswers } from "./run-lookups";
+import { analyzeSpf, EMPTY_SPF, SpfDnsError, type SpfAnalysis, type SpfDns } from "./spf";
 
 /** A confirmed change of one record set's values. */
 export interface RecordSetChange {
@@ -32,9 +38,15 @@ export interface RecordSetChange {
   rcode: string;
 }
 
-/** A history item (dns_history) and the facts recorded with it (dns_change_facts). */
+/**
+ * A history item (dns_history) and the facts recorded with it (dns_change_facts).
+ * kind: record = a record set's values changed; dnssec = the DNSSEC status changed;
+ * spf = the SPF verdict changed without a change of the domain's own TXT record (an
+ * include/redirect target changed, an analysis that had failed on DNS completed, or the
+ * policy was first seen allowing every sender).
+ */
 export interface HistoryEntry {
-  kind: "record" | "dnssec";
+  kind: "record" | "dnssec" | "spf";
   /** The record set a `record` entry is about (its write is the guard of the entry). */
   setId: number | null;
   name: string;
@@ -72,7 +84,24 @@ export interface DomainAssessment {
   /** The change event, sent to alerting once the writes are committed (null: nothing happened worth one). */
   event: DnsChangeEvent | null;
   lookupErrors: number;
+  /** Differences (record sets, SPF targets, DNSSEC status) the second query did not confirm. */
   unconfirmed: number;
+  /** Include/redirect targets whose confirmed change made the SPF policy read again. */
+  spfTargetChanges: number;
+}
+
+/** A question of the domain's SPF analysis was never put (run deadline, circuit open): the domain is left for the next run. */
+export class DomainNotResolved extends Error {
+  override readonly name = "DomainNotResolved";
+}
+
+/** Why the SPF policy is read this run. */
+type SpfCause = "record_changed" | "baseline" | "recheck" | "targets";
+
+interface TargetChange {
+  name: string;
+  old: string[];
+  new: string[];
 }
 
 interface RecordSetOutcome {
@@ -82,9 +111,11 @@ interface RecordSetOutcome {
   errors: string[];
   resolved: number;
   unconfirmed: number;
-  /** The apex TXT / `_dmarc` TXT values when the policy they carry must be (re)read. */
-  spfSource: { values: string[]; changed: boolean } | null;
+  /** The apex TXT values when the SPF policy must be (re)read, and why. */
+  spfSource: { values: string[]; cause: SpfCause } | null;
+  /** The `_dmarc` TXT values when the DMARC policy must be (re)read. */
   dmarcSource: { values: string[]; changed: boolean } | null;
+  targetChanges: TargetChange[];
   /** Every apex record set answered NXDOMAIN: the domain does not exist. */
   apexNxdomain: boolean;
 }
@@ -92,12 +123,17 @@ interface RecordSetOutcome {
 const isApexTxt = (d: DueDomain, s: DueRecordSet) => s.type === "TXT" && s.name === d.name;
 const isDmarcTxt = (d: DueDomain, s: DueRecordSet) => s.type === "TXT" && s.name === `_dmarc.${d.name}`;
 
+/** A stored analysis that must be made again even if the TXT record did not change. */
+const spfNotFinal = (spf: SpfAnalysis) => spf.status === "temperror" || (spf as Partial<SpfAnalysis>).target_records === undefined;
+
 /** Step 1: each record set's answer against its stored values. */
 function assessRecordSets(d: DueDomain, answers: RunAnswers): RecordSetOutcome {
-  const out: RecordSetOutcome = { baselines: [], errorMarks: [], changes: [], errors: [], resolved: 0, unconfirmed: 0, spfSource: null, dmarcSource: null, apexNxdomain: false };
-  const policySource = (s: DueRecordSet, values: string[], changed: boolean) => {
-    if (isApexTxt(d, s)) out.spfSource = { values, changed };
-    if (isDmarcTxt(d, s)) out.dmarcSource = { values, changed };
+  const out: RecordSetOutcome = {
+    baselines: [], errorMarks: [], changes: [], errors: [], resolved: 0, unconfirmed: 0, spfSource: null, dmarcSource: null, targetChanges: [], apexNxdomain: false,
+  };
+  const policySource = (s: DueRecordSet, values: string[], cause: SpfCause) => {
+    if (isApexTxt(d, s)) out.spfSource = { values, cause };
+    if (isDmarcTxt(d, s)) out.dmarcSource = { values, changed: cause === "record_changed" };
   };
   let apexAnswers = 0;
   let apexNxdomain = 0;
@@ -115,10 +151,11 @@ function assessRecordSets(d: DueDomain, answers: RunAnswers): RecordSetOutcome {
     }
     if (s.values === null) {
       out.baselines.push({ id: s.id, values: o.values, rcode: o.rcode });
-      policySource(s, o.values, false);
+      policySource(s, o.values, "baseline");
     } else if (sameValues(o.values, s.values)) {
       if (s.lastError !== null) out.errorMarks.push({ id: s.id, error: null });
-      if ((isApexTxt(d, s) && d.spf === null) || (isDmarcTxt(d, s) && d.dmarc === null)) policySource(s, o.values, false);
+      if (isApexTxt(d, s) && (d.spf === null || spfNotFinal(d.spf))) policySource(s, o.values, "recheck");
+      if (isDmarcTxt(d, s) && d.dmarc === null) policySource(s, o.values, "recheck");
     } else {
       const again = answers.second(s);
       if (again?.kind !== "resolved" || !sameValues(again.values, o.values)) {
@@ -126,10 +163,24 @@ function assessRecordSets(d: DueDomain, answers: RunAnswers): RecordSetOutcome {
         continue;
       }
       out.changes.push({ set: s, values: o.values, rcode: o.rcode });
-      policySource(s, o.values, true);
+      policySource(s, o.values, "record_changed");
     }
   }
   out.apexNxdomain = apexAnswers > 0 && apexNxdomain === apexAnswers;
+
+  // The include/redirect targets: a v=spf1 record that changed there (said twice) re-reads the policy.
+  for (const [name, records] of spfTargetsOf(d)) {
+    const now = spfRecordsOfAnswer(answers.answer(name, "TXT"));
+    if (now === null || sameValues(now, records)) continue;
+    const again = spfRecordsOfAnswer(answers.confirmation(name, "TXT"));
+    if (again === null || !sameValues(again, now)) {
+      out.unconfirmed++;
+      continue;
+    }
+    out.targetChanges.push({ name, old: records, new: now });
+  }
+  const apexTxt = d.sets.find((s) => isApexTxt(d, s));
+  if (out.targetChanges.length > 0 && out.spfSource === null && apexTxt?.values) out.spfSource = { values: apexTxt.values, cause: "targets" };
   return out;
 }
 
@@ -138,28 +189,45 @@ interface PolicyOutcome {
   dmarc: DmarcRecord | null;
   previousSpf: SpfAnalysis;
   previousDmarc: DmarcRecord;
-  spfChanged: boolean;
+  /** The apex TXT record changed (its history item carries the SPF verdict). */
+  spfRecordChanged: boolean;
+  /** A new analysis replaced the stored one. */
+  spfReplaced: boolean;
   dmarcChanged: boolean;
   becamePermissive: boolean;
   regressions: DmarcRegression[];
 }
 
-/** Step 2: SPF and DMARC re-read where their record changed (includes resolved through `spfDns`, memoized per run). */
+/** The SPF verdict moved: allows-all, or (between final analyses) the status or the effective `all`. */
+function spfVerdictChanged(before: SpfAnalysis, after: SpfAnalysis): boolean {
+  if (before.allows_all !== after.allows_all) return true;
+  if (before.status === "temperror" || after.status === "temperror") return false;
+  return before.status !== after.status || before.all !== after.all;
+}
+
+/** Step 2: SPF and DMARC re-read where needed (includes resolved through `spfDns`, memoized per run). */
 async function assessPolicies(d: DueDomain, r: RecordSetOutcome, spfDns: SpfDns): Promise<PolicyOutcome> {
   const previousSpf = d.spf ?? { ...EMPTY_SPF };
   const previousDmarc = d.dmarc ?? { ...NO_DMARC };
-  const spf = r.spfSource ? await analyzeSpf(d.name, r.spfSource.values.map(txtText), spfDns) : d.spf;
+  let spf = d.spf;
+  if (r.spfSource) {
+    const fresh = await analyzeSpf(d.name, r.spfSource.values.map(txtText), spfDns);
+    // A DNS failure is no verdict: it does not replace a final analysis of the same record.
+    const keep = r.spfSource.cause !== "record_changed" && fresh.status === "temperror" && d.spf !== null && d.spf.status !== "temperror";
+    if (!keep) spf = fresh;
+  }
   const dmarc = r.dmarcSource ? parseDmarc(r.dmarcSource.values.map(txtText)) : d.dmarc;
-  const spfChanged = r.spfSource?.changed ?? false;
   const dmarcChanged = r.dmarcSource?.changed ?? false;
+  const spfReplaced = spf !== d.spf;
   return {
     spf,
     dmarc,
     previousSpf,
     previousDmarc,
-    spfChanged,
+    spfRecordChanged: r.spfSource?.cause === "record_changed",
+    spfReplaced,
     dmarcChanged,
-    becamePermissive: spfChanged && spf !== null && spf.allows_all && !previousSpf.allows_all,
+    becamePermissive: spfReplaced && spf !== null && spf.allows_all && !previousSpf.allows_all,
     regressions: dmarcChanged && dmarc !== null ? dmarcRegressions(previousDmarc, dmarc) : [],
   };
 }
@@ -199,19 +267,64 @@ function changeHistory(d: DueDomain, change: RecordSetChange, p: PolicyOutcome):
 }
 
 /**
- * Step 4: the DNSSEC status. A new bogus verdict needs the confirmation query to have
- * failed as well; "unknown" (nothing resolved, e.g. the resolver is down) keeps the status
- * and the error text last known.
+ * Step 3b: the SPF verdict changed although the domain's own TXT record did not: a
+ * target changed, an analysis that had failed on DNS completed, or the policy is seen
+ * for the first time and allows every sender. Named after the changed target (its v=spf1
+ * records before and after), else after the domain (its record).
  */
-function assessDnssec(d: DueDomain, answers: RunAnswers): DnssecVerdict {
+function spfHistory(d: DueDomain, r: RecordSetOutcome, p: PolicyOutcome): HistoryEntry | null {
+  if (!p.spfReplaced || p.spfRecordChanged || p.spf === null) return null;
+  const first = d.spf === null;
+  if (first ? !p.spf.allows_all : !spfVerdictChanged(p.previousSpf, p.spf)) return null;
+  const target = r.targetChanges[0];
+  const cause = target
+    ? `${r.targetChanges.map((t) => `${t.name} now has ${t.new.length ? t.new.join(" | ") : "no SPF record"}`).join("; ")}`
+    : first
+      ? `first seen: ${p.spf.record}`
+      : `read again: ${p.spf.record}`;
+  const before = p.previousSpf;
+  const after = p.spf;
+  const verdict = p.becamePermissive
+    ? `SPF allows all senders (${after.allows_all_via})`
+    : before.allows_all && !after.allows_all
+      ? "SPF no longer allows all senders"
+      : before.status !== after.status
+        ? `SPF ${before.status} -> ${after.status}${after.errors.length ? ` (${after.errors.join("; ")})` : ""}`
+        : `SPF effective all ${before.all || "(none)"} -> ${after.all || "(none)"}`;
+  return {
+    kind: "spf",
+    setId: null,
+    name: target?.name ?? d.name,
+    type: "TXT",
+    old: target ? target.old : before.record ? [before.record] : [],
+    new: target ? target.new : after.record ? [after.record] : [],
+    detail: `${verdict}: ${cause}`,
+    analysis: { spf: { previous: first ? null : before, current: after, changed_targets: r.targetChanges } },
+    facts: p.becamePermissive ? ["spf_allows_all"] : [],
+  };
+}
+
+/**
+ * Step 4: the DNSSEC status. A new bogus verdict needs the confirmation query to have
+ * failed as well; any other change of a known status needs the witness's second answer
+ * to carry the same AD bit. "unknown" (nothing resolved, e.g. the resolver is down) keeps
+ * the status and the error text last known.
+ */
+function assessDnssec(d: DueDomain, answers: RunAnswers): { verdict: DnssecVerdict; unconfirmed: boolean } {
   const failing = answers.servfailOf(d);
   const verdict = classifyDnssec(d.sets.map(answers.first), failing ? (answers.checkingDisabled(failing) ?? null) : null);
-  if (verdict.status === "unknown") return { status: d.dnssecStatus, error: d.dnssecError, ede: [] };
-  if (verdict.status === "bogus" && d.dnssecStatus !== "bogus") {
+  const keep = { status: d.dnssecStatus, error: d.dnssecError, ede: [] };
+  if (verdict.status === "unknown") return { verdict: keep, unconfirmed: false };
+  if (verdict.status === d.dnssecStatus || (d.dnssecStatus === "unknown" && verdict.status !== "bogus")) return { verdict, unconfirmed: false };
+  if (verdict.status === "bogus") {
     const again = failing ? answers.second(failing) : undefined;
-    if (!(again?.kind === "error" && again.rcode === "SERVFAIL")) return { status: d.dnssecStatus, error: d.dnssecError, ede: [] };
+    if (d.dnssecStatus !== "bogus" && !(again?.kind === "error" && again.rcode === "SERVFAIL")) return { verdict: keep, unconfirmed: true };
+    return { verdict, unconfirmed: false };
   }
-  return verdict;
+  const witness = answers.dnssecWitness(d);
+  const again = witness ? answers.second(witness) : undefined;
+  const confirmed = again?.kind === "resolved" && again.authenticData === (verdict.status === "validated");
+  return confirmed ? { verdict, unconfirmed: false } : { verdict: keep, unconfirmed: true };
 }
 
 function dnssecHistory(d: DueDomain, verdict: DnssecVerdict): HistoryEntry | null {
@@ -231,34 +344,30 @@ function dnssecHistory(d: DueDomain, verdict: DnssecVerdict): HistoryEntry | nul
   };
 }
 
-const spfSide = (a: SpfAnalysis) => ({ record: a.record, all: a.all, mechanisms: a.mechanisms, includes: a.includes, lookup_count: a.lookup_count, allows_all: a.allows_all });
-const dmarcSide = (d: DmarcRecord) => ({ record: d.record, p: d.p, sp: d.sp, np: d.np, pct: d.pct, t: d.t, adkim: d.adkim, aspf: d.aspf, rua: d.rua, ruf: d.ruf });
-
-/** Step 5: the event of ADDENDUM 8 (events.ts), parsed so that it always matches its declared shape. */
-function changeEvent(d: DueDomain, changes: RecordSetChange[], p: PolicyOutcome, verdict: DnssecVerdict, resolvedAt: string): DnsChangeEvent {
-  const spf = p.spf ?? { ...EMPTY_SPF };
-  const dmarc = p.dmarc ?? { ...NO_DMARC };
-  return DnsChangeEventSchema.parse({
-    domain: d.name,
-    changed_records: changes.map((c) => ({ name: c.set.name, type: c.set.type, old_values: c.set.values ?? [], new_values: c.values })),
-    dnssec: { validated: verdict.status === "validated", status: verdict.status, previous_status: d.dnssecStatus, error: verdict.status === "bogus" ? verdict.error : "", ede_codes: verdict.ede.map((e) => e.code) },
-    spf: { current: spfSide(spf), previous: spfSide(p.spfChanged ? p.previousSpf : spf), allows_all: spf.allows_all, became_permissive: p.becamePermissive },
-    dmarc: {
-      current: dmarcSide(dmarc),
-      previous: dmarcSide(p.dmarcChanged ? p.previousDmarc : dmarc),
-      // What got worse, each kind once (the history item lists every tag).
-      regressions: [...new Set(p.regressions.map((r) => r.kind))],
-      verdict: dmarcVerdict(p.regressions),
-    },
-    resolved_at: resolvedAt,
-  });
+/** The SPF view the analysis reads, noting a question the client never put (then the domain is not resolved this run). */
+function trackingNotAsked(dns: SpfDns): SpfDns & { notAsked: boolean } {
+  const tracked = {
+    notAsked: false,
+    lookup: (name: string, type: Parameters<SpfDns["lookup"]>[1]) =>
+      dns.lookup(name, type).catch((err: unknown) => {
+        if (err instanceof SpfDnsError && err.notAsked) tracked.notAsked = true;
+        throw err;
+      }),
+  };
+  return tracked;
 }
 
+/** Throws DomainNotResolved when a question of the domain was never put (it stays due, nothing is written). */
 export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: SpfDns, resolvedAt: string): Promise<DomainAssessment> {
+  if (answers.notAsked(d)) throw new DomainNotResolved(`${d.name}: not every question was asked before the run's deadline or with a resolver available`);
   const records = assessRecordSets(d, answers);
-  const policies = await assessPolicies(d, records, spfDns);
-  const verdict = assessDnssec(d, answers);
+  const dns = trackingNotAsked(spfDns);
+  const policies = await assessPolicies(d, records, dns);
+  if (dns.notAsked) throw new DomainNotResolved(`${d.name}: an SPF lookup was not asked before the run's deadline or with a resolver available`);
+  const { verdict, unconfirmed: dnssecUnconfirmed } = assessDnssec(d, answers);
   const history = records.changes.map((c) => changeHistory(d, c, policies));
+  const spf = spfHistory(d, records, policies);
+  if (spf) history.push(spf);
   const dnssec = dnssecHistory(d, verdict);
   if (dnssec) history.push(dnssec);
 
@@ -269,6 +378,17 @@ export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: Sp
   const quiet =
     records.baselines.length === 0 && records.errorMarks.length === 0 && history.length === 0 && !dnssecChanged &&
     records.spfSource === null && records.dmarcSource === null && status === "ok" && detail === null;
+  const event =
+    records.changes.length > 0 || dnssec !== null || spf !== null
+      ? buildDnsChangeEvent({
+          domain: d.name,
+          changedRecords: records.changes.map((c) => ({ name: c.set.name, type: c.set.type, oldValues: c.set.values ?? [], newValues: c.values })),
+          dnssec: { status: verdict.status, previousStatus: d.dnssecStatus, error: verdict.status === "bogus" ? verdict.error : "", edeCodes: verdict.ede.map((e) => e.code) },
+          spf: { current: policies.spf, previous: policies.previousSpf, changed: policies.spfReplaced, becamePermissive: policies.becamePermissive, changedTargets: records.targetChanges.map((t) => t.name) },
+          dmarc: { current: policies.dmarc, previous: policies.previousDmarc, changed: policies.dmarcChanged, regressions: policies.regressions },
+          resolvedAt,
+        })
+      : null;
   return {
     domain: d,
     baselines: records.baselines,
@@ -278,8 +398,9 @@ export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: Sp
     state,
     dnssecChanged,
     quiet,
-    event: records.changes.length > 0 || dnssec !== null ? changeEvent(d, records.changes, policies, verdict, resolvedAt) : null,
+    event,
     lookupErrors: records.errors.length,
-    unconfirmed: records.unconfirmed,
+    unconfirmed: records.unconfirmed + (dnssecUnconfirmed ? 1 : 0),
+    spfTargetChanges: records.targetChanges.length,
   };
 }

@@ -33,6 +33,8 @@ export interface DueDomain {
   dnssecError: string;
   /** Parsed SPF / DMARC policy in force; null until the apex TXT / `_dmarc` TXT first resolved. */
   spf: SpfAnalysis | null;
+  /** spf_json as stored: the guard of an SPF verdict change (run-writes.ts) compares it. */
+  spfJson: string | null;
   dmarc: DmarcRecord | null;
   sets: DueRecordSet[];
 }
@@ -53,6 +55,7 @@ export async function selectDueDomains(db: Db, now: Date, intervalSeconds: numbe
       dnssecStatus: d.dnssec_status,
       dnssecError: d.dnssec_error,
       spf: parseStoredJson<SpfAnalysis>(d.spf_json),
+      spfJson: d.spf_json,
       dmarc: parseStoredJson<DmarcRecord>(d.dmarc_json),
       sets: [],
     });

@@ -1,12 +1,15 @@
 /**
  * The DNS watcher change event (ADDENDUM 8), declared ONCE: its TypeScript type, the
  * runtime shape and the CEL variable schema (alerting/cel/variables/dns-watcher.ts)
- * all come from this zod object. `spf` and `dmarc` carry the parsed policy now and
- * before the change; a side without a record has `record` "" and empty fields, so rules
- * compare without has() checks (e.g. `spf.previous.all == "-all" && spf.current.all != "-all"`).
+ * all come from this zod object, and `buildDnsChangeEvent` below is the one place an
+ * event is made. `spf` and `dmarc` carry the parsed policy now and before the change; a
+ * side without a record has `record` "" and empty fields, so rules compare without has()
+ * checks (e.g. `spf.previous.all == "-all" && spf.current.all != "-all"`).
  */
 import { z } from "zod";
 import { variablesOf } from "../alerting/cel/variables/from-schema";
+import { dmarcVerdict, NO_DMARC, type DmarcRecord, type DmarcRegression } from "./dmarc";
+import { EMPTY_SPF, type SpfAnalysis } from "./spf";
 
 const spfSide = (when: string) =>
   z
@@ -62,7 +65,11 @@ export const DnsChangeEventSchema = z.object({
       current: spfSide("now"),
       previous: spfSide("before the change"),
       allows_all: z.boolean().describe("The current policy allows every sender"),
-      became_permissive: z.boolean().describe("The policy allows every sender now and did not before"),
+      became_permissive: z.boolean().describe("The policy allows every sender now and did not before (also when first seen allowing every sender)"),
+      changed_targets: z
+        .array(z.string())
+        .default([])
+        .describe("include/redirect targets whose own SPF record changed (confirmed by a second query) and made the policy read again; empty otherwise"),
     })
     .describe("Parsed SPF policy of the domain"),
   dmarc: z
@@ -80,3 +87,43 @@ export type DnsChangeEvent = z.infer<typeof DnsChangeEventSchema>;
 
 /** The CEL variable schema of dns-watcher events (introspection, type checking). */
 export const dnsWatcherVariables = variablesOf(DnsChangeEventSchema);
+
+/** What an event is made of: the domain's confirmed changes this run and its policies before and after. */
+export interface DnsChangeEventInput {
+  domain: string;
+  changedRecords: { name: string; type: string; oldValues: string[]; newValues: string[] }[];
+  dnssec: { status: string; previousStatus: string; error: string; edeCodes: number[] };
+  /** `changed`: the policy was read again this run (else `previous` is shown as the current one). */
+  spf: { current: SpfAnalysis | null; previous: SpfAnalysis | null; changed: boolean; becamePermissive: boolean; changedTargets: string[] };
+  dmarc: { current: DmarcRecord | null; previous: DmarcRecord | null; changed: boolean; regressions: DmarcRegression[] };
+  resolvedAt: string;
+}
+
+const spfSideOf = (a: SpfAnalysis) => ({ record: a.record, all: a.all, mechanisms: a.mechanisms, includes: a.includes, lookup_count: a.lookup_count, allows_all: a.allows_all });
+const dmarcSideOf = (d: DmarcRecord) => ({ record: d.record, p: d.p, sp: d.sp, np: d.np, pct: d.pct, t: d.t, adkim: d.adkim, aspf: d.aspf, rua: d.rua, ruf: d.ruf });
+
+/** The event, parsed so that it always matches its declared shape. */
+export function buildDnsChangeEvent(input: DnsChangeEventInput): DnsChangeEvent {
+  const spf = input.spf.current ?? { ...EMPTY_SPF };
+  const dmarc = input.dmarc.current ?? { ...NO_DMARC };
+  return DnsChangeEventSchema.parse({
+    domain: input.domain,
+    changed_records: input.changedRecords.map((c) => ({ name: c.name, type: c.type, old_values: c.oldValues, new_values: c.newValues })),
+    dnssec: { validated: input.dnssec.status === "validated", status: input.dnssec.status, previous_status: input.dnssec.previousStatus, error: input.dnssec.error, ede_codes: input.dnssec.edeCodes },
+    spf: {
+      current: spfSideOf(spf),
+      previous: spfSideOf(input.spf.changed ? (input.spf.previous ?? { ...EMPTY_SPF }) : spf),
+      allows_all: spf.allows_all,
+      became_permissive: input.spf.becamePermissive,
+      changed_targets: input.spf.changedTargets,
+    },
+    dmarc: {
+      current: dmarcSideOf(dmarc),
+      previous: dmarcSideOf(input.dmarc.changed ? (input.dmarc.previous ?? { ...NO_DMARC }) : dmarc),
+      // What got worse, each kind once (the history item lists every tag).
+      regressions: [...new Set(input.dmarc.regressions.map((r) => r.kind))],
+      verdict: dmarcVerdict(input.dmarc.regressions),
+    },
+    resolved_at: input.resolvedAt,
+  });
+}

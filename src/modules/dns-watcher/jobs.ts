@@ -7,6 +7,15 @@ import type { Config } from "../../env";
 import type { JobRegistry } from "../../platform/scheduler";
 import { runDnsWatch, type DnsWatchSettings } from "./resolver-run";
 
+/**
+ * The DNS work of one run ends 2 minutes after it starts: far above what the default
+ * 2,000 domains cost against a DoH resolver that answers, and well within a Cron
+ * invocation, so a slow resolver cannot make runs pile up; what is left stays due.
+ */
+export const DNS_RUN_DEADLINE_MS = 120_000;
+/** Consecutive transport failures after which a resolver is not asked again during a run (a hanging one costs about one timeout). */
+export const DNS_BREAK_AFTER_FAILURES = 8;
+
 export function dnsWatchSettings(config: Config): DnsWatchSettings {
   return {
     resolverUrls: config.dohResolverUrls,
@@ -14,6 +23,8 @@ export function dnsWatchSettings(config: Config): DnsWatchSettings {
     concurrency: config.dns.concurrency,
     maxDomainsPerRun: config.dns.maxDomainsPerRun,
     timeoutMs: config.dns.timeoutMs,
+    runDeadlineMs: DNS_RUN_DEADLINE_MS,
+    breakAfterFailures: DNS_BREAK_AFTER_FAILURES,
   };
 }
 

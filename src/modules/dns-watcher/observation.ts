@@ -6,17 +6,26 @@
  *    (NOERROR with records, NODATA and NXDOMAIN are all "resolved"; the last two with no
  *    values) or a lookup error (SERVFAIL, REFUSED, another RCODE, a transport fault, a
  *    garbage or oversize answer). Only a resolved observation can ever change stored
- *    values: an error is never "record removed".
+ *    values: an error is never "record removed". A question the client never put (the
+ *    run's deadline, every resolver's circuit open) is an error marked `notAsked`: the
+ *    run leaves that domain for the next run instead of recording anything.
  *  - `classifyDnssec`: validated = every resolved answer of the domain had AD set;
  *    insecure = resolved without AD, nothing bogus; bogus = an answer was SERVFAIL and the
  *    same question resolves with CD (checking disabled) set; unknown = nothing resolved.
  */
-import { DnsLookupError, type DnsResponse, type ExtendedDnsError } from "../../platform/dns/doh";
+import { DnsLookupError, isNotAsked, type DnsResponse, type ExtendedDnsError } from "../../platform/dns/doh";
 import { canonicalRecordSet, PresentationError, type WatchedRecordType } from "../../platform/dns/presentation";
 
 export type Observation =
   | { kind: "resolved"; rcode: "NOERROR" | "NXDOMAIN"; values: string[]; authenticData: boolean }
-  | { kind: "error"; rcode: string | null; error: string; ede: ExtendedDnsError[] };
+  | {
+      kind: "error";
+      rcode: string | null;
+      error: string;
+      ede: ExtendedDnsError[];
+      /** Not an answer at all: the run's deadline passed or every resolver's circuit was open (doh.ts), so the question was never put. */
+      notAsked?: boolean;
+    };
 
 export function describeEde(ede: readonly ExtendedDnsError[]): string {
   return ede.map((e) => `EDE ${e.code} ${e.name}${e.text ? `: ${e.text}` : ""}`).join("; ");
@@ -26,7 +35,7 @@ export function observe(type: WatchedRecordType, answer: DnsResponse | unknown):
   if (answer instanceof Error || !answer || typeof answer !== "object" || !("rcode" in answer)) {
     const e = answer as Error;
     const code = e instanceof DnsLookupError ? e.code : "error";
-    return { kind: "error", rcode: null, error: `${code}: ${e?.message ?? String(answer)}`, ede: [] };
+    return { kind: "error", rcode: null, error: `${code}: ${e?.message ?? String(answer)}`, ede: [], notAsked: isNotAsked(e) };
   }
   const r = answer as DnsResponse;
   if (r.rcode !== "NOERROR" && r.rcode !== "NXDOMAIN") {

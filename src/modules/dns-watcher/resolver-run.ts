@@ -3,20 +3,28 @@
  *
  *  1. the due domains and their record sets (due-domains.ts: two queries);
  *  2. the run's DNS questions, each distinct (name, type) asked once however many
- *     organizations watch it, then the confirmations and CD probes (run-lookups.ts);
+ *     organizations watch it, with the TXT of the SPF policies' include/redirect
+ *     targets, then the confirmations and CD probes (run-lookups.ts);
  *  3. per domain, what changed: baselines, lookup errors, confirmed changes, SPF/DMARC
  *     verdicts, DNSSEC status, the event (assessment.ts);
  *  4. the writes: one bookkeeping statement for every domain where nothing happened, a
  *     few bulk statements for state, guarded batches for changes (run-writes.ts);
  *  5. the change events to alerting, for the changes this run's writes applied.
  *
- * An unchanged domain therefore costs one DoH query per record set and one row written.
+ * An unchanged domain therefore costs one DoH query per record set (plus its SPF
+ * include/redirect targets, each shared by every domain that uses it) and one row written.
+ *
+ * Bounds: the DNS work of a run stops at `runDeadlineMs` after its start, and a resolver
+ * that failed `breakAfterFailures` times in a row (timeouts, refused connections, 5xx)
+ * is not asked again during the run (the next one is; doh.ts). A domain with a question
+ * that was not asked for either reason is left alone: nothing is written for it, so it
+ * stays due and the next run resolves it; nothing about it is recorded as a change.
  */
 import type { Db } from "../../db/client";
 import type { Bindings } from "../../env";
 import { createDohClient } from "../../platform/dns/doh";
 import { emitEvent } from "../alerting/emit";
-import { assessDomain, type DomainAssessment } from "./assessment";
+import { assessDomain, DomainNotResolved, type DomainAssessment } from "./assessment";
 import { selectDueDomains } from "./due-domains";
 import type { DnsChangeEvent } from "./events";
 import { askRunQuestions, inPool, spfDnsOver } from "./run-lookups";
@@ -28,6 +36,10 @@ export interface DnsWatchSettings {
   concurrency: number;
   maxDomainsPerRun: number;
   timeoutMs: number;
+  /** The DNS work of a run (questions, confirmations, SPF lookups) ends this long after its start. */
+  runDeadlineMs: number;
+  /** Consecutive transport failures after which a resolver is not asked again during the run. */
+  breakAfterFailures: number;
 }
 
 export interface DnsRunContext {
@@ -44,11 +56,17 @@ export interface DnsRunContext {
 export interface DnsRunSummary {
   due_domains: number;
   record_sets: number;
-  /** Distinct (name, type) resolved. */
+  /** Distinct (name, type) resolved, SPF include/redirect targets included. */
   distinct_queries: number;
+  /** Of those, SPF include/redirect targets (their TXT), asked once for every domain that uses them. */
+  spf_target_queries: number;
   /** HTTP requests sent to resolvers (first queries, confirmations, CD probes, SPF includes, retries). */
   requests: number;
   confirmations: number;
+  /** Of those, for SPF targets whose v=spf1 record differed. */
+  spf_target_confirmations: number;
+  /** Confirmed changes of SPF targets, per domain using them (each re-reads that domain's SPF). */
+  spf_target_changes: number;
   /** Confirmed record set changes (history rows of kind record). */
   changes: number;
   /** A difference the second query did not confirm. */
@@ -60,6 +78,8 @@ export interface DnsRunSummary {
   event_errors: number;
   /** Domains whose processing failed unexpectedly (they stay due). */
   failed_domains: number;
+  /** Domains left unresolved by the deadline or an open circuit (nothing written: they stay due). */
+  unresolved_domains: number;
   /** D1 statements executed for the writes, and D1's count of rows they wrote. */
   write_statements: number;
   rows_written: number;
@@ -69,8 +89,9 @@ export interface DnsRunSummary {
 }
 
 const emptySummary = (): DnsRunSummary => ({
-  due_domains: 0, record_sets: 0, distinct_queries: 0, requests: 0, confirmations: 0, changes: 0, unconfirmed: 0, lookup_errors: 0,
-  dnssec_changes: 0, facts: 0, events_emitted: 0, event_errors: 0, failed_domains: 0, write_statements: 0, rows_written: 0, duration_ms: 0,
+  due_domains: 0, record_sets: 0, distinct_queries: 0, spf_target_queries: 0, requests: 0, confirmations: 0, spf_target_confirmations: 0, spf_target_changes: 0,
+  changes: 0, unconfirmed: 0, lookup_errors: 0, dnssec_changes: 0, facts: 0, events_emitted: 0, event_errors: 0, failed_domains: 0, unresolved_domains: 0,
+  write_statements: 0, rows_written: 0, duration_ms: 0,
   phases_ms: { select: 0, lookups: 0, assess: 0, write: 0, events: 0 },
 });
 
@@ -95,18 +116,31 @@ export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
   if (due.length === 0) return summary;
   summary.record_sets = due.reduce((n, d) => n + d.sets.length, 0);
 
-  const resolver = createDohClient({ resolverUrls: settings.resolverUrls, timeoutMs: settings.timeoutMs, fetch: ctx.fetch, onRequest: () => void summary.requests++ });
+  const resolver = createDohClient({
+    resolverUrls: settings.resolverUrls,
+    timeoutMs: settings.timeoutMs,
+    fetch: ctx.fetch,
+    onRequest: () => void summary.requests++,
+    deadline: started + settings.runDeadlineMs,
+    breakAfterFailures: settings.breakAfterFailures,
+  });
   const answers = await askRunQuestions(due, resolver, settings.concurrency);
   summary.distinct_queries = answers.distinctQuestions;
+  summary.spf_target_queries = answers.spfTargetQuestions;
   summary.confirmations = answers.confirmations;
+  summary.spf_target_confirmations = answers.spfTargetConfirmations;
   phaseDone("lookups");
 
-  const spfDns = spfDnsOver(resolver);
+  const spfDns = spfDnsOver(resolver, answers);
   const assessments: DomainAssessment[] = [];
   await inPool(due, ASSESSMENT_CONCURRENCY, async (d) => {
     try {
       assessments.push(await assessDomain(d, answers, spfDns, resolvedAt));
     } catch (err) {
+      if (err instanceof DomainNotResolved) {
+        summary.unresolved_domains++;
+        return;
+      }
       summary.failed_domains++;
       console.error(`dns-watcher: assessing ${d.name} failed: ${err instanceof Error ? err.stack : String(err)}`);
     }
@@ -126,6 +160,7 @@ export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
     summary.unconfirmed += a.unconfirmed;
     if (commit.failed.has(a.domain.id)) continue;
     summary.changes += a.changes.length;
+    summary.spf_target_changes += a.spfTargetChanges;
     summary.facts += a.history.reduce((n, h) => n + h.facts.length, 0);
     if (a.dnssecChanged) summary.dnssec_changes++;
     if (!a.event || !commit.applied.has(a.domain.id)) continue;

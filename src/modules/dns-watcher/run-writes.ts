@@ -64,6 +64,18 @@ function stateRow(a: DomainAssessment) {
   return [a.domain.id, s.status, s.detail, s.dnssecStatus, s.dnssecError, s.spf === null ? null : json(s.spf), s.dmarc === null ? null : json(s.dmarc)];
 }
 
+/**
+ * A parsed SPF / DMARC policy is written only while its record set is still watched: a
+ * record set deleted while the run was resolving must not bring the policy back into the
+ * domain view (deleting it clears the policy, service.ts). Reads an index, writes nothing.
+ */
+const POLICY_IF_WATCHED = {
+  spf: (value: string) =>
+    `CASE WHEN EXISTS (SELECT 1 FROM dns_record_sets r WHERE r.domain_id = dns_domains.id AND r.name = dns_domains.domain_name AND r.type = 'TXT') THEN ${value} END`,
+  dmarc: (value: string) =>
+    `CASE WHEN EXISTS (SELECT 1 FROM dns_record_sets r WHERE r.domain_id = dns_domains.id AND r.name = '_dmarc.' || dns_domains.domain_name AND r.type = 'TXT') THEN ${value} END`,
+};
+
 // ---- the bulk statements (every domain without a confirmed change) -------------------
 
 const BULK_SQL = {
@@ -73,7 +85,7 @@ const BULK_SQL = {
   errorMarks: `UPDATE dns_record_sets SET last_error = u.e
     FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS e FROM json_each(?)) AS u
     WHERE dns_record_sets.id = u.id`,
-  states: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = CASE WHEN u.s = 'error' THEN dns_domains.last_success_at ELSE ?1 END, last_check_status = u.s, last_check_detail = u.d, dnssec_status = u.ds, dnssec_error = u.de, spf_json = u.spf, dmarc_json = u.dm
+  states: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = CASE WHEN u.s = 'error' THEN dns_domains.last_success_at ELSE ?1 END, last_check_status = u.s, last_check_detail = u.d, dnssec_status = u.ds, dnssec_error = u.de, spf_json = ${POLICY_IF_WATCHED.spf("u.spf")}, dmarc_json = ${POLICY_IF_WATCHED.dmarc("u.dm")}
     FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS s, value ->> '$[2]' AS d, value ->> '$[3]' AS ds, value ->> '$[4]' AS de, value ->> '$[5]' AS spf, value ->> '$[6]' AS dm FROM json_each(?2)) AS u
     WHERE dns_domains.id = u.id`,
   quiet: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = ?1, last_check_status = 'ok', last_check_detail = NULL WHERE id IN (SELECT value FROM json_each(?2))`,
@@ -102,11 +114,14 @@ function bulkStatements(d1: D1Database, plain: DomainAssessment[], resolvedAt: s
  * scheduled time would otherwise both pass the first test).
  */
 function guardOf(a: DomainAssessment, h: HistoryEntry, resolvedAt: string, table: "dns_history" | "dns_change_facts", factKind?: string): { sql: string; params: unknown[] } {
-  const notYet = `NOT EXISTS (SELECT 1 FROM ${table} WHERE domain_id = ? AND observed_at = ? AND record_name = ? AND record_type IS ?${factKind ? " AND kind = ?" : ""})`;
-  const notYetParams = [a.domain.id, resolvedAt, h.name, h.type, ...(factKind ? [factKind] : [])];
+  // The same item: same time, record and kind (a history kind, or the fact's kind).
+  const notYet = `NOT EXISTS (SELECT 1 FROM ${table} WHERE domain_id = ? AND observed_at = ? AND record_name = ? AND record_type IS ? AND kind = ?)`;
+  const notYetParams = [a.domain.id, resolvedAt, h.name, h.type, factKind ?? h.kind];
   if (h.kind === "record") {
     return { sql: `EXISTS (SELECT 1 FROM dns_record_sets WHERE id = ? AND last_changed_at = ? AND values_json = ?) AND ${notYet}`, params: [h.setId, resolvedAt, json(h.new), ...notYetParams] };
   }
+  // An SPF verdict change: the domain still holds the analysis this run started from (spf_json as read).
+  if (h.kind === "spf") return { sql: `EXISTS (SELECT 1 FROM dns_domains WHERE id = ? AND spf_json IS ?) AND ${notYet}`, params: [a.domain.id, a.domain.spfJson, ...notYetParams] };
   return { sql: `EXISTS (SELECT 1 FROM dns_domains WHERE id = ? AND dnssec_status = ?) AND ${notYet}`, params: [a.domain.id, a.domain.dnssecStatus, ...notYetParams] };
 }
 
@@ -154,17 +169,18 @@ function changePlan(d1: D1Database, a: DomainAssessment, resolvedAt: string): Gu
     }
   }
   const [id, status, detail, dnssecStatus, dnssecError, spf, dmarc] = stateRow(a);
-  // A recorded DNSSEC status change is guarded like a record change: it applies once.
+  // A recorded DNSSEC status or SPF verdict change is guarded like a record change: it applies once.
   const dnssecGuard = a.history.some((h) => h.kind === "dnssec");
-  if (dnssecGuard) guarded.push(statements.length);
+  const spfGuard = a.history.some((h) => h.kind === "spf");
+  if (dnssecGuard || spfGuard) guarded.push(statements.length);
   statements.push(
     d1
       .prepare(
         `UPDATE dns_domains SET last_checked_at = ?, last_success_at = CASE WHEN ? = 'error' THEN last_success_at ELSE ? END, last_check_status = ?, last_check_detail = ?,
-           dnssec_status = ?, dnssec_error = ?, spf_json = ?, dmarc_json = ?
-         WHERE id = ?${dnssecGuard ? " AND dnssec_status = ?" : ""}`,
+           dnssec_status = ?, dnssec_error = ?, spf_json = ${POLICY_IF_WATCHED.spf("?")}, dmarc_json = ${POLICY_IF_WATCHED.dmarc("?")}
+         WHERE id = ?${dnssecGuard ? " AND dnssec_status = ?" : ""}${spfGuard ? " AND spf_json IS ?" : ""}`,
       )
-      .bind(resolvedAt, status, resolvedAt, status, detail, dnssecStatus, dnssecError, spf, dmarc, id, ...(dnssecGuard ? [d.dnssecStatus] : [])),
+      .bind(resolvedAt, status, resolvedAt, status, detail, dnssecStatus, dnssecError, spf, dmarc, id, ...(dnssecGuard ? [d.dnssecStatus] : []), ...(spfGuard ? [d.spfJson] : [])),
   );
   return { domainId: d.id, statements, guarded };
 }

@@ -83,6 +83,9 @@ const spfView = z
     allows_all: z.boolean(),
     allows_all_via: z.string(),
     errors: z.array(z.string()),
+    target_records: z
+      .record(z.string(), z.array(z.string()))
+      .openapi({ description: "The v=spf1 record(s) each include/redirect target had when the policy was last read; every scheduled run compares the targets with them" }),
   })
   .openapi("SpfPolicy");
 const dmarcView = z
@@ -121,7 +124,7 @@ export const History = z
       z.object({
         id: z.number().int(),
         observed_at: z.string(),
-        kind: z.enum(["record", "dnssec"]),
+        kind: z.enum(["record", "dnssec", "spf"]).openapi({ description: "record: a record set's values changed; dnssec: the DNSSEC status changed; spf: the SPF verdict changed without the domain's own TXT changing (an include/redirect target changed, or the policy was first seen allowing all senders)" }),
         name: z.string(),
         type: z.string().nullable(),
         old_values: z.array(z.string()),

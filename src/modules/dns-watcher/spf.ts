@@ -8,10 +8,12 @@
  *  - `checkHost`: §4-§7 evaluation with the limits of §4.6.4: 10 DNS-querying terms
  *    (include, a, mx, ptr, exists, redirect) over the whole evaluation, 2 void lookups,
  *    10 MX / PTR names; macros (§7); exp= (§6.2).
- *  - `analyzeSpf`: what a domain's policy says without a sending IP: the terms, the DNS
- *    lookup count of the whole include/redirect tree, the effective `all` (following
- *    redirect=), and whether it allows every sender (+all directly, through an include,
- *    or through redirect=; or +ip4:0.0.0.0/0, +ip6:::/0).
+ *  - `analyzeSpf`: what a domain's policy says without a sending IP, computed by the
+ *    same check_host() evaluation (so the same limits) for a sender no address term
+ *    matches: the terms, the DNS lookups counted, the effective `all` (following
+ *    redirect=), whether it allows every sender (the result is `pass`: +all directly,
+ *    through an include or redirect=, +ip4:0.0.0.0/0, +ip6:::/0), and the v=spf1 record
+ *    each include/redirect target had (what a later run compares the targets with).
  */
 
 export type SpfResult = "none" | "neutral" | "pass" | "fail" | "softfail" | "temperror" | "permerror";
@@ -21,6 +23,13 @@ export type SpfLookupType = "TXT" | "A" | "AAAA" | "MX" | "PTR";
 /** A DNS failure (SERVFAIL, timeout...) during evaluation: temperror (§4.4, §5). */
 export class SpfDnsError extends Error {
   override readonly name = "SpfDnsError";
+  constructor(
+    message: string,
+    /** The question was never put to a resolver (the caller's deadline or circuit breaker): no verdict at all. */
+    readonly notAsked = false,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -298,6 +307,8 @@ export interface CheckHostResult {
   explanation?: string;
   /** Why: permerror / temperror reason. */
   reason?: string;
+  /** When the result came through redirect=: the (outermost) redirect target. */
+  redirect?: string;
 }
 
 interface ClientIp {
@@ -338,15 +349,32 @@ function validInitialDomain(domain: string): boolean {
   return queryableName(domain) && domain.replace(/\.$/, "").includes(".");
 }
 
+/**
+ * One check_host() evaluation: the term order, the include/redirect recursion and the
+ * §4.6.4 limits (lookups, void lookups, MX/PTR names). `client` null is the policy
+ * analysis (analyzeSpf): the same evaluation for a sender that no address term
+ * matches, so the result says what every sender gets that the policy does not name,
+ * and the limits are counted by this one code path, the one the RFC 7208 suite tests.
+ */
 class Evaluation {
   lookups = 0;
   voids = 0;
+  /** The records evaluated, by lowercase domain (the analysis reads the effective `all` from them). */
+  readonly records = new Map<string, ParsedSpf>();
+  /** The analysis's include/redirect path, to name a loop (with a client it ends at the lookup limit). */
+  private readonly trail: string[] = [];
   constructor(
     readonly input: CheckHostInput,
-    readonly ip: ClientIp,
+    private readonly client: ClientIp | null,
     readonly local: string,
     readonly senderDomain: string,
   ) {}
+
+  /** The client IP; the analysis never reaches a use of it (target() does not expand such macros without one). */
+  get ip(): ClientIp {
+    if (!this.client) throw new Error("the SPF policy analysis has no client IP");
+    return this.client;
+  }
 
   countLookup(): void {
     if (++this.lookups > SPF_LOOKUP_LIMIT) throw new PermError(`more than ${SPF_LOOKUP_LIMIT} DNS-querying terms`);
@@ -405,9 +433,14 @@ class Evaluation {
     return out;
   }
 
-  /** An expanded target name, shortened from the left to 253 octets (§7.3). */
-  async target(spec: string, domain: string): Promise<string> {
+  /**
+   * An expanded target name, shortened from the left to 253 octets (§7.3). Null in the
+   * analysis for a name built from the sender (any macro but %{d} and %{o}): it depends
+   * on who sends, so the term is counted but not followed.
+   */
+  async target(spec: string, domain: string): Promise<string | null> {
     if (spec === "") return domain;
+    if (!this.client && /%\{[^dDoO]/.test(spec)) return null;
     let name = await this.expand(spec, domain, false);
     while (name.replace(/\.$/, "").length > 253 && name.includes(".")) name = name.slice(name.indexOf(".") + 1);
     return name;
@@ -446,8 +479,16 @@ class Evaluation {
     return this.ptrNames;
   }
 
-  async addressesMatch(name: string, cidr4: number | undefined, cidr6: number | undefined, countVoid = true): Promise<boolean> {
-    if (!queryableName(name)) return false;
+  async addressesMatch(name: string | null, cidr4: number | undefined, cidr6: number | undefined, countVoid = true): Promise<boolean> {
+    if (name === null || !queryableName(name)) return false;
+    if (!this.client) {
+      // The analysis: only a /0 prefix lets every sender in, and only if the name has an
+      // address. An MX host's address lookups count toward no limit: without /0 they are
+      // not even made.
+      if (!countVoid && cidr4 !== 0) return false;
+      const addrs = await this.query(name, "A", countVoid);
+      return cidr4 === 0 && addrs.length > 0;
+    }
     const addrs = await this.query(name, this.ip.v6 ? "AAAA" : "A", countVoid);
     const bits = this.ip.v6 ? (cidr6 ?? 128) : (cidr4 ?? 32);
     return addrs.some((a) => {
@@ -463,6 +504,7 @@ class Evaluation {
         return true;
       case "ip4":
       case "ip6": {
+        if (!this.client) return (m.name === "ip4" ? m.cidr4 : m.cidr6) === 0; // the analysis: only a /0 network matches every sender
         if (this.ip.v6 !== (m.name === "ip6")) return false;
         const net = m.name === "ip4" ? parseIpv4(m.network!)! : parseIpv6(m.network!)!;
         return inNetwork(this.ip.bytes, net, m.name === "ip4" ? (m.cidr4 ?? 32) : (m.cidr6 ?? 128));
@@ -471,7 +513,7 @@ class Evaluation {
         return this.addressesMatch(await this.target(m.domainSpec, domain), m.cidr4, m.cidr6);
       case "mx": {
         const name = await this.target(m.domainSpec, domain);
-        if (!queryableName(name)) return false;
+        if (name === null || !queryableName(name)) return false;
         const mx = await this.query(name, "MX");
         if (mx.length > 10) throw new PermError(`${name} has more than 10 MX records`);
         for (const rr of mx) {
@@ -481,16 +523,19 @@ class Evaluation {
         return false;
       }
       case "ptr": {
-        const target = (await this.target(m.domainSpec, domain)).toLowerCase().replace(/\.$/, "");
+        const spec = await this.target(m.domainSpec, domain);
+        if (spec === null || !this.client) return false; // the analysis: no client, no reverse name
+        const target = spec.toLowerCase().replace(/\.$/, "");
         return (await this.validatedPtrNames()).some((n) => n === target || n.endsWith("." + target));
       }
       case "exists": {
         const name = await this.target(m.domainSpec, domain);
-        if (!queryableName(name)) return false;
+        if (name === null || !queryableName(name)) return false;
         return (await this.query(name, "A")).length > 0;
       }
       case "include": {
         const name = await this.target(m.domainSpec, domain);
+        if (name === null) return false;
         if (!queryableName(name)) throw new PermError(`include target '${name}' is not a valid name`);
         const r = await this.evaluate(name, depth + 1);
         if (r.result === "pass") return true;
@@ -503,6 +548,20 @@ class Evaluation {
 
   async evaluate(domain: string, depth: number): Promise<CheckHostResult> {
     if (depth > 20) throw new PermError("include/redirect nesting too deep");
+    if (this.client) return this.evaluateRecord(domain, depth);
+    // The analysis matches no sender, so a record met again on the way down would recurse
+    // until the lookup limit; name the loop instead (the result, permerror, is the same).
+    const key = domain.toLowerCase().replace(/\.$/, "");
+    if (this.trail.includes(key)) throw new PermError(`include/redirect loop: ${[...this.trail, key].join(" -> ")}`);
+    this.trail.push(key);
+    try {
+      return await this.evaluateRecord(domain, depth);
+    } finally {
+      this.trail.pop();
+    }
+  }
+
+  private async evaluateRecord(domain: string, depth: number): Promise<CheckHostResult> {
     const txt = await this.query(domain, "TXT", false);
     const selected = selectSpfRecord(txt);
     if (selected.kind === "none") return { result: "none" };
@@ -513,19 +572,21 @@ class Evaluation {
     } catch (err) {
       return { result: "permerror", reason: (err as Error).message };
     }
+    this.records.set(domain.toLowerCase().replace(/\.$/, ""), parsed);
     for (const m of parsed.mechanisms) {
       if (await this.matches(m, domain, depth)) {
         const result = QUALIFIER_RESULT[m.qualifier];
-        return result === "fail" ? { result, mechanism: m.text, explanation: await this.explanation(parsed, domain) } : { result, mechanism: m.text };
+        return result === "fail" && this.client ? { result, mechanism: m.text, explanation: await this.explanation(parsed, domain) } : { result, mechanism: m.text };
       }
     }
     if (parsed.redirect !== null && !parsed.mechanisms.some((m) => m.name === "all")) {
       this.countLookup();
       const name = await this.target(parsed.redirect, domain);
+      if (name === null) return { result: "neutral" };
       if (!queryableName(name)) throw new PermError(`redirect target '${name}' is not a valid name`);
       const r = await this.evaluate(name, depth + 1);
       if (r.result === "none") return { result: "permerror", reason: `redirect=${name} has no SPF record` };
-      return r;
+      return { ...r, redirect: name.toLowerCase().replace(/\.$/, "") };
     }
     return { result: "neutral" };
   }
@@ -535,7 +596,7 @@ class Evaluation {
     if (parsed.exp === null) return fallback;
     try {
       const name = await this.target(parsed.exp, domain);
-      if (!queryableName(name)) return fallback;
+      if (name === null || !queryableName(name)) return fallback;
       const txt = await this.input.dns.lookup(name.replace(/\.$/, ""), "TXT");
       if (txt.length !== 1) return fallback;
       return await this.expand(txt[0], domain, true);
@@ -604,126 +665,104 @@ export interface SpfAnalysis {
   allows_all_via: string;
   /** Problems found (multiple records, syntax, limits, unresolvable includes). */
   errors: string[];
+  /**
+   * The v=spf1 record(s) of each include/redirect target the analysis read, by lowercase
+   * name ([] = none there). What each scheduled run compares the targets' answers with
+   * (run-lookups.ts): kept in the domain's spf_json rather than a table of its own, since
+   * it is part of the analysis it was read for, costs no extra row to write or read, and
+   * is replaced with it.
+   */
+  target_records: Record<string, string[]>;
 }
 
 export const EMPTY_SPF: SpfAnalysis = {
-  status: "none", record: "", mechanisms: [], includes: [], redirect: "", lookup_count: 0, void_lookups: 0, all: "", allows_all: false, allows_all_via: "", errors: [],
+  status: "none", record: "", mechanisms: [], includes: [], redirect: "", lookup_count: 0, void_lookups: 0, all: "", allows_all: false, allows_all_via: "", errors: [], target_records: {},
 };
 
-interface Walk {
-  lookups: number;
-  voids: number;
-  errors: string[];
-  dns: SpfDns;
-  seen: Set<string>;
+/** The v=spf1 records among a name's TXT strings, sorted: what an include/redirect target's change is judged by. */
+export function spfRecordsOf(txt: readonly string[]): string[] {
+  return txt.filter(isSpfRecord).sort();
 }
 
-interface Node {
-  all: string;
-  allowsAll: boolean;
-  via: string;
-}
+const bareName = (name: string) => name.toLowerCase().replace(/\.$/, "");
 
-/** Walks one record (and, recursively, its includes and redirect) without a client IP. */
-async function walk(parsed: ParsedSpf, domain: string, w: Walk, depth: number): Promise<Node> {
-  /** The first term that lets every sender pass, if one is reached before `all`. */
-  let via = "";
-  for (const m of parsed.mechanisms) {
-    if (DNS_TERMS.has(m.name)) w.lookups++;
-    if (m.name === "all") {
-      // Later terms and redirect= are never reached.
-      if (!via && m.qualifier === "+") via = "+all";
-      return { all: `${m.qualifier}all`, allowsAll: via !== "", via };
-    }
-    if (!via && m.qualifier === "+" && ((m.name === "ip4" && m.cidr4 === 0) || (m.name === "ip6" && m.cidr6 === 0))) via = m.text.replace(/^\+/, "");
-    if (m.name === "include" || m.name === "a" || m.name === "mx" || m.name === "exists") {
-      if (m.domainSpec.includes("%")) continue; // a macro target depends on the sender: not followed
-      const target = (m.domainSpec || domain).toLowerCase().replace(/\.$/, "");
-      if (m.name !== "include") {
-        // Void lookup accounting as check_host would meet it.
-        try {
-          if ((await w.dns.lookup(target, m.name === "mx" ? "MX" : "A")).length === 0) w.voids++;
-        } catch {
-          /* a failing lookup is not void */
-        }
-        continue;
-      }
-      const sub = await analyzeTarget(target, w, depth + 1, `include:${target}`);
-      if (!via && sub?.allowsAll && m.qualifier === "+") via = `include:${target}`;
-    }
-  }
-  if (parsed.redirect !== null) {
-    w.lookups++;
-    if (!parsed.redirect.includes("%")) {
-      const target = parsed.redirect.toLowerCase().replace(/\.$/, "");
-      const sub = await analyzeTarget(target, w, depth + 1, `redirect=${target}`);
-      if (sub) return { all: sub.all, allowsAll: via !== "" || sub.allowsAll, via: via || (sub.allowsAll ? `redirect=${target}` : "") };
-    }
-  }
-  return { all: "", allowsAll: via !== "", via };
-}
-
-async function analyzeTarget(target: string, w: Walk, depth: number, label: string): Promise<Node | null> {
-  if (depth > 10 || w.seen.has(target)) {
-    w.errors.push(`${label}: include/redirect loop`);
-    return null;
-  }
-  w.seen.add(target);
-  try {
-    let txt: string[];
-    try {
-      txt = await w.dns.lookup(target, "TXT");
-    } catch (err) {
-      w.errors.push(`${label}: DNS lookup failed (${(err as Error).message})`);
-      return null;
-    }
-    if (txt.length === 0) w.voids++;
-    const sel = selectSpfRecord(txt);
-    if (sel.kind !== "one") {
-      w.errors.push(`${label}: ${sel.kind === "none" ? "no SPF record" : "several SPF records"}`);
-      return null;
-    }
-    try {
-      return await walk(parseSpfRecord(sel.record), target, w, depth);
-    } catch (err) {
-      w.errors.push(`${label}: ${(err as Error).message}`);
-      return null;
-    }
-  } finally {
-    w.seen.delete(target);
-  }
+/** How a passing mechanism lets every sender in, in the words of the analysis ("+all", "include:x.example", "ip4:0.0.0.0/0"). */
+function passVia(mechanism: string | undefined): string {
+  if (!mechanism) return "";
+  const m = parseMechanism(mechanism);
+  if (m.name === "all") return "+all";
+  if (m.name === "include") return `include:${bareName(m.domainSpec)}`;
+  return m.text.replace(/^\+/, "");
 }
 
 /**
  * Analyzes the SPF policy of `domain` whose TXT record set is `txt` (already resolved by
- * the caller); includes and redirect= targets are resolved through `dns`.
+ * the caller); include and redirect= targets are resolved through `dns`.
+ *
+ * It is check_host() (the Evaluation above, with its 10-lookup, 2-void and MX limits)
+ * for a sender no address term matches: the result is what the policy gives every sender
+ * it does not name. "Allows all senders" is that result being `pass` (through +all, an
+ * include or redirect= that passes everyone, a /0 network, an `exists` that always
+ * resolves); a permerror or temperror is never "allows all" (receivers do not pass mail
+ * on either). `target_records` keeps the v=spf1 record each include/redirect target had,
+ * so a later run can tell when a target changed on its own.
  */
 export async function analyzeSpf(domain: string, txt: readonly string[], dns: SpfDns): Promise<SpfAnalysis> {
+  const top = bareName(domain);
   const sel = selectSpfRecord(txt);
-  if (sel.kind === "none") return { ...EMPTY_SPF };
-  if (sel.kind === "multiple") return { ...EMPTY_SPF, status: "permerror", errors: [`${sel.records.length} v=spf1 records (exactly one is allowed)`] };
+  if (sel.kind === "none") return { ...EMPTY_SPF, target_records: {} };
+  if (sel.kind === "multiple") return { ...EMPTY_SPF, target_records: {}, status: "permerror", errors: [`${sel.records.length} v=spf1 records (exactly one is allowed)`] };
   let parsed: ParsedSpf;
   try {
     parsed = parseSpfRecord(sel.record);
   } catch (err) {
-    return { ...EMPTY_SPF, status: "permerror", record: sel.record, errors: [(err as Error).message] };
+    return { ...EMPTY_SPF, target_records: {}, status: "permerror", record: sel.record, errors: [(err as Error).message] };
   }
-  const w: Walk = { lookups: 0, voids: 0, errors: [], dns, seen: new Set([domain.toLowerCase()]) };
-  const node = await walk(parsed, domain.toLowerCase(), w, 0);
-  if (w.lookups > SPF_LOOKUP_LIMIT) w.errors.push(`${w.lookups} DNS-querying terms (limit ${SPF_LOOKUP_LIMIT})`);
-  if (w.voids > SPF_VOID_LOOKUP_LIMIT) w.errors.push(`${w.voids} void lookups (limit ${SPF_VOID_LOOKUP_LIMIT})`);
-  const limitsExceeded = w.lookups > SPF_LOOKUP_LIMIT || w.voids > SPF_VOID_LOOKUP_LIMIT;
+  const targetRecords: Record<string, string[]> = {};
+  const walkDns: SpfDns = {
+    async lookup(name, type) {
+      const n = bareName(name);
+      if (n === top && type === "TXT") return [...txt];
+      const values = await dns.lookup(name, type);
+      // In the analysis every TXT lookup but the domain's own is an include/redirect target (exp= is not read).
+      if (type === "TXT") targetRecords[n] = spfRecordsOf(values);
+      return values;
+    },
+  };
+  const ev = new Evaluation({ ip: "", sender: `postmaster@${top}`, helo: top, dns: walkDns }, null, "postmaster", top);
+  let result: CheckHostResult;
+  try {
+    result = await ev.evaluate(top, 0);
+  } catch (err) {
+    if (err instanceof PermError || err instanceof SpfSyntaxError) result = { result: "permerror", reason: err.message };
+    else if (err instanceof TempError) result = { result: "temperror", reason: err.message };
+    else throw err;
+  }
+  const status = result.result === "permerror" ? "permerror" : result.result === "temperror" ? "temperror" : "ok";
+  const allowsAll = status === "ok" && result.result === "pass";
+
+  // The effective `all`: the record's own, else that of its redirect= target (as far as evaluated).
+  ev.records.set(top, parsed);
+  const effectiveAll = (name: string, seen: Set<string>): string => {
+    const p = ev.records.get(name);
+    if (!p || seen.has(name)) return "";
+    seen.add(name);
+    const all = p.mechanisms.find((m) => m.name === "all");
+    if (all) return `${all.qualifier}all`;
+    return p.redirect !== null && !p.redirect.includes("%") ? effectiveAll(bareName(p.redirect), seen) : "";
+  };
   return {
-    status: limitsExceeded ? "permerror" : w.errors.some((e) => e.includes("DNS lookup failed")) ? "temperror" : "ok",
+    status,
     record: sel.record,
     mechanisms: parsed.terms.map((t) => t.text),
     includes: parsed.mechanisms.filter((m) => m.name === "include").map((m) => m.domainSpec),
     redirect: parsed.redirect ?? "",
-    lookup_count: w.lookups,
-    void_lookups: w.voids,
-    all: node.all,
-    allows_all: node.allowsAll,
-    allows_all_via: node.via,
-    errors: w.errors,
+    lookup_count: ev.lookups,
+    void_lookups: ev.voids,
+    all: effectiveAll(top, new Set()),
+    allows_all: allowsAll,
+    allows_all_via: allowsAll ? (result.redirect ? `redirect=${result.redirect}` : passVia(result.mechanism)) : "",
+    errors: result.reason ? [result.reason] : [],
+    target_records: targetRecords,
   };
 }

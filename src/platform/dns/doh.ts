@@ -14,6 +14,14 @@
  *   answer moves on to the next resolver. When every resolver failed at transport level
  *   a `DnsLookupError` is thrown; when some resolver answered (even SERVFAIL) that answer
  *   is returned, with its Extended DNS Errors (RFC 8914).
+ * - Bounds for a batch of lookups (a scheduled run creates one client per run): a
+ *   `deadline` after which no attempt starts and a running one is cut short, and a
+ *   circuit breaker per resolver: after `breakAfterFailures` consecutive transport faults
+ *   (timeouts, refused connections, HTTP 429/5xx) this client stops asking that resolver
+ *   and goes straight to the next. A question no resolver was asked for either reason
+ *   fails with code `deadline` / `circuit-open` (`isNotAsked`): it says nothing about the
+ *   name. Without them a hanging resolver costs timeout x attempts x resolvers per
+ *   question, for every question.
  * - An optional `DnsCache` is consulted first and filled with the answer's TTL
  *   (minimum of the answer TTLs; for NXDOMAIN/NODATA the SOA negative TTL,
  *   RFC 2308 §5). Transport errors and SERVFAIL are never cached.
@@ -98,6 +106,12 @@ export interface DohClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Called once per HTTP request sent (benchmarks count queries). */
   onRequest?: (resolver: string, name: string, type: string) => void;
+  /** Epoch ms after which no attempt starts and a running one is cut short (code `deadline`). Default: none. */
+  deadline?: number;
+  /** Consecutive transport faults after which a resolver is not asked again by this client (code `circuit-open`). Default: never. */
+  breakAfterFailures?: number;
+  /** Clock of the deadline (tests). Default Date.now. */
+  now?: () => number;
 }
 
 /** Parses the DOH_RESOLVER_URLS configuration value (comma-separated, blanks and non-http(s) entries ignored). */
@@ -141,6 +155,9 @@ class DohClient implements DnsResolver {
   private readonly retries: number;
   private readonly backoffMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+  /** Consecutive transport faults per resolver (reset by any DNS answer). */
+  private readonly faults = new Map<string, number>();
 
   constructor(private readonly options: DohClientOptions) {
     this.doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
@@ -148,6 +165,23 @@ class DohClient implements DnsResolver {
     this.retries = Math.max(0, options.retries ?? 2);
     this.backoffMs = options.backoffMs ?? 200;
     this.sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    this.now = options.now ?? Date.now;
+  }
+
+  private circuitOpen(url: string): boolean {
+    const limit = this.options.breakAfterFailures;
+    return limit !== undefined && limit > 0 && (this.faults.get(url) ?? 0) >= limit;
+  }
+
+  /** Milliseconds left before the deadline (Infinity without one). */
+  private remaining(): number {
+    return this.options.deadline === undefined ? Infinity : this.options.deadline - this.now();
+  }
+
+  /** Before an attempt: refuse it when the deadline passed or the resolver's circuit is open. */
+  private mayAsk(url: string, question: Question): void {
+    if (this.remaining() <= 0) throw new AttemptError("deadline", `the deadline passed before ${question.name} ${question.type} was asked`, false);
+    if (this.circuitOpen(url)) throw new AttemptError("circuit-open", `${url} not asked: ${this.faults.get(url)} consecutive transport failures`, false);
   }
 
   /** The cache first; then each resolver in turn until one answers something other than SERVFAIL/REFUSED. */
@@ -180,19 +214,34 @@ class DohClient implements DnsResolver {
       return answer;
     }
     if (fallback) return fallback;
-    const last = failures[failures.length - 1];
+    // A resolver that was asked and failed is a lookup error; when none was asked, say why (deadline first).
+    const asked = failures.filter((f) => f.code !== "deadline" && f.code !== "circuit-open");
+    const last = asked[asked.length - 1] ?? failures.find((f) => f.code === "deadline") ?? failures[failures.length - 1];
     throw new DnsLookupError(last.code, `every DoH resolver failed: ${failures.map((a) => a.message).join("; ")}`, failures);
   }
 
   /** One resolver, with retries and exponential backoff (with jitter) on transport faults. */
   private async askResolver(url: string, wire: Uint8Array, question: Question): Promise<DnsResponse> {
+    let fault: AttemptError | undefined;
     for (let n = 0; ; n++) {
       try {
-        return await this.attempt(url, wire, question);
+        this.mayAsk(url, question);
+      } catch (err) {
+        throw fault ?? err; // once asked, the question failed for the reason the resolver gave
+      }
+      try {
+        const answer = await this.attempt(url, wire, question);
+        this.faults.set(url, 0);
+        return answer;
       } catch (err) {
         const e = err as AttemptError;
-        if (!e.retryable || !RETRYABLE.has(e.code) || n >= this.retries) throw e;
-        await this.sleep(this.backoffMs * 2 ** n * (0.5 + Math.random()));
+        const transport = e.retryable && RETRYABLE.has(e.code);
+        if (transport) this.faults.set(url, (this.faults.get(url) ?? 0) + 1);
+        if (!transport || n >= this.retries) throw e.code === "deadline" ? (fault ?? e) : e;
+        fault = e;
+        const delay = this.backoffMs * 2 ** n * (0.5 + Math.random());
+        if (delay >= this.remaining()) throw e;
+        await this.sleep(delay);
       }
     }
   }
@@ -200,8 +249,13 @@ class DohClient implements DnsResolver {
   /** One HTTP exchange: the request within the timeout, then a DNS message or the reason it is not one. */
   private async attempt(url: string, wire: Uint8Array, question: Question): Promise<DnsResponse> {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.timeoutMs);
-    const timedOut = () => new AttemptError("timeout", `${url} did not answer within ${this.timeoutMs} ms`, true);
+    // Cut short at the deadline: then it is the deadline, not the resolver, that ended the attempt.
+    const cutByDeadline = this.remaining() < this.timeoutMs;
+    const timer = setTimeout(() => controller.abort(), Math.max(0, Math.min(this.timeoutMs, this.remaining())));
+    const timedOut = () =>
+      cutByDeadline && this.remaining() <= 0
+        ? new AttemptError("deadline", `the deadline passed while ${url} was asked ${question.name} ${question.type}`, false)
+        : new AttemptError("timeout", `${url} did not answer within ${this.timeoutMs} ms`, true);
     this.options.onRequest?.(url, question.name, question.type);
     try {
       let res: Response;

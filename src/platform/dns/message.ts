@@ -52,7 +52,12 @@ export interface DnsQueryOptions {
   checkingDisabled?: boolean;
 }
 
-export type DnsLookupErrorCode = "no-resolvers" | "timeout" | "network" | "http" | "malformed";
+/**
+ * Why a lookup gave no answer. `deadline` and `circuit-open` mean the question was never
+ * put to a resolver (the caller's deadline passed; every resolver's circuit breaker is
+ * open): not a fact about the name, see `isNotAsked`.
+ */
+export type DnsLookupErrorCode = "no-resolvers" | "timeout" | "network" | "http" | "malformed" | "deadline" | "circuit-open";
 
 /** Every resolver failed at transport level (or none is configured), or an answer was unusable. */
 export class DnsLookupError extends Error {
@@ -65,6 +70,11 @@ export class DnsLookupError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The lookup failed without any resolver being asked (deadline, circuit open): it says nothing about the name. */
+export function isNotAsked(err: unknown): boolean {
+  return err instanceof DnsLookupError && (err.code === "deadline" || err.code === "circuit-open");
 }
 
 /** The largest DNS message there is (16-bit length over TCP); a bigger body is not a DNS answer. */
