@@ -96,7 +96,7 @@ describe("report PDF", () => {
 
   it("an organization without findings gets a short report that says so", async () => {
     const facts = emptyFacts(AS_OF, PERIOD);
-    facts.coverage.push({ module: "rdap", enabled_assets: 1, expected_window_seconds: 43_500, stale: [] });
+    facts.coverage.push({ module: "rdap", configured_assets: 1, enabled_assets: 1, expected_window_seconds: 43_500, stale: [] });
     const doc = await inspectPdf(await renderReportPdf(documentOf(facts, [])));
     const text = squash(doc.text);
     expect(squash(doc.raw)).toMatch(/OVERALL SCORE\s+100 ?\/ 100\s+GRADE\s+A\s/);

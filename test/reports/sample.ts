@@ -70,10 +70,10 @@ export function scenarioFacts(): AuditFacts {
     caa_records: ["digicert.com"],
   });
   f.coverage.push(
-    { module: "ct-log", enabled_assets: 2, expected_window_seconds: 420, stale: [] },
-    { module: "dns-watcher", enabled_assets: 1, expected_window_seconds: 2100, stale: [] },
-    { module: "rdap", enabled_assets: 1, expected_window_seconds: 43500, stale: [] },
-    { module: "cert-watcher", enabled_assets: 0, expected_window_seconds: 7500, stale: [] },
+    { module: "ct-log", configured_assets: 2, enabled_assets: 2, expected_window_seconds: 420, stale: [] },
+    { module: "dns-watcher", configured_assets: 1, enabled_assets: 1, expected_window_seconds: 2100, stale: [] },
+    { module: "rdap", configured_assets: 1, enabled_assets: 1, expected_window_seconds: 43500, stale: [] },
+    { module: "cert-watcher", configured_assets: 0, enabled_assets: 0, expected_window_seconds: 7500, stale: [] },
   );
   return f;
 }

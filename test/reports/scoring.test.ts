@@ -152,9 +152,9 @@ describe("scoring", () => {
   it("coverage: modules without assets and stale data, with the expected window in the evidence", () => {
     const f = emptyFacts(AS_OF, PERIOD);
     f.coverage.push(
-      { module: "rdap", enabled_assets: 0, expected_window_seconds: 43_500, stale: [] },
-      { module: "ct-log", enabled_assets: 0, expected_window_seconds: 420, stale: [] },
-      { module: "cert-watcher", enabled_assets: 3, expected_window_seconds: 7500, stale: [{ asset: "a.example.com:443 (192.0.2.1)", last_collected_at: null }] },
+      { module: "rdap", configured_assets: 2, enabled_assets: 0, expected_window_seconds: 43_500, stale: [] },
+      { module: "ct-log", configured_assets: 0, enabled_assets: 0, expected_window_seconds: 420, stale: [] },
+      { module: "cert-watcher", configured_assets: 3, enabled_assets: 3, expected_window_seconds: 7500, stale: [{ asset: "a.example.com:443 (192.0.2.1)", last_collected_at: null }] },
     );
     const r = scoreAudit(f);
     expect(r.findings.map((x) => [x.id, x.affected_assets])).toEqual([
@@ -163,6 +163,11 @@ describe("scoring", () => {
     ]);
     expect(r.category_scores.coverage).toBe(70);
     expect(r.findings[0].evidence[0]).toMatchObject({ asset: "Certificate deployments: a.example.com:443 (192.0.2.1)", detail: "No data collected yet; expected within 2 h 5 min" });
+    // A module with nothing configured and one whose assets are all paused: both watch nothing.
+    expect(r.findings[1].evidence.map((e) => [e.asset, e.detail])).toEqual([
+      ["CT Log", "No asset configured"],
+      ["RDAP", "All 2 configured asset(s) paused: the module watches nothing"],
+    ]);
   });
 
   it("derives the expected collection windows from the configured intervals", () => {

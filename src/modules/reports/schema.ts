@@ -51,7 +51,8 @@ export const SecurityOverview = z
       coverage: z.array(
         z.object({
           module: z.enum(MONITORING_MODULES),
-          enabled_assets: z.number().int(),
+          configured_assets: z.number().int().openapi({ description: "Assets configured, paused ones included" }),
+          enabled_assets: z.number().int().openapi({ description: "Of them, enabled: 0 makes 'Modules without assets' fire (all paused watches nothing)" }),
           stale_assets: z.number().int(),
           expected_window_seconds: z.number().int(),
         }),

@@ -204,7 +204,16 @@ const EVALUATORS: Record<RuleId, (f: AuditFacts) => Evidence[]> = {
         : []),
     ]),
   "coverage.modules_without_assets": (f) =>
-    f.coverage.filter((m) => m.enabled_assets === 0).map((m) => ev(MODULE_LABELS[m.module], "Enabled module with no enabled asset configured")),
+    f.coverage
+      .filter((m) => m.enabled_assets === 0)
+      .map((m) =>
+        ev(
+          MODULE_LABELS[m.module],
+          m.configured_assets === 0
+            ? "No asset configured"
+            : `All ${m.configured_assets} configured asset(s) paused: the module watches nothing`,
+        ),
+      ),
   "coverage.monitoring_data_stale": (f) =>
     f.coverage.flatMap((m) =>
       m.stale.map((s) =>

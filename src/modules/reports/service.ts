@@ -65,6 +65,7 @@ export async function securityOverview(t: Tenant, config: ScheduleConfig, now: D
       window: facts.window,
       coverage: facts.coverage.map((c) => ({
         module: c.module,
+        configured_assets: c.configured_assets,
         enabled_assets: c.enabled_assets,
         stale_assets: c.stale.length,
         expected_window_seconds: c.expected_window_seconds,

@@ -164,7 +164,8 @@ export function readCt(scope: AuditScope): ReaderPlan<{ caa_violations: CaaViola
       }));
       const counts: AuditFacts["counts"] = num(total?.evidence) > 0 ? { "ct.caa_violations": { evidence: num(total.evidence), assets: num(total.assets) } } : {};
 
-      const enabled = filters.filter((f) => enabledAt(scope, f));
+      const configured = filters.filter((f) => f.createdAt <= iso(asOf));
+      const enabled = configured.filter((f) => enabledAt(scope, f));
       // One item per monitored log, shared by every enabled filter; none monitored is itself a gap.
       const since = enabled.reduce((oldest, f) => (f.createdAt < oldest ? f.createdAt : oldest), iso(asOf));
       const items = logs.length
@@ -182,7 +183,7 @@ export function readCt(scope: AuditScope): ReaderPlan<{ caa_violations: CaaViola
             }),
           }))
         : [{ asset: "no CT log monitored (log list not loaded)", enabled: true, createdAt: since, lastCollectedAt: null }];
-      const coverage = { ...coverageOf("ct-log", scope, enabled.length ? items : []), enabled_assets: enabled.length };
+      const coverage = { ...coverageOf("ct-log", scope, enabled.length ? items : []), configured_assets: configured.length, enabled_assets: enabled.length };
 
       let assets: MonitoredAsset[] = [];
       if (scope.withAssets) {

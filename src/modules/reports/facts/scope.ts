@@ -116,7 +116,8 @@ export function coverageOf(module: MonitoringModule, scope: Pick<AuditScope, "co
     .filter((i) => i.lastCollectedAt === null || i.lastCollectedAt <= asOf)
     .filter((i) => (i.lastCollectedAt === null ? i.createdAt < staleBefore : i.lastCollectedAt < staleBefore))
     .map((i) => ({ asset: i.asset, last_collected_at: i.lastCollectedAt }));
-  return { module, enabled_assets: enabled.length, expected_window_seconds: window, stale };
+  const configured = items.filter((i) => i.createdAt <= asOf).length;
+  return { module, configured_assets: configured, enabled_assets: enabled.length, expected_window_seconds: window, stale };
 }
 
 export const iso = (d: Date) => d.toISOString();

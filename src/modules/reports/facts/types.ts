@@ -94,7 +94,12 @@ export interface StaleAsset {
 
 export interface ModuleCoverage {
   module: MonitoringModule;
-  /** Enabled assets configured (filters, domains, monitors' targets). */
+  /** Assets configured (filters, domains, monitors' targets), paused ones included. */
+  configured_assets: number;
+  /**
+   * Of them, those enabled. "Modules without assets" fires at 0: a module whose assets
+   * are all paused watches nothing, like one with none configured.
+   */
   enabled_assets: number;
   /** Seconds: data older than this is stale (freshness.ts). */
   expected_window_seconds: number;
