@@ -4,13 +4,16 @@
  * overview of an organization with nothing configured, listing and downloading.
  */
 import { describe, expect, it } from "vitest";
-import { addMember, call, createToken, expectErrorShape, signup } from "../helpers";
+import { PASSWORD, addMember, call, createToken, expectErrorShape, login, signup, unique } from "../helpers";
+import { control } from "../rdap/data";
 import { createDb } from "../../src/db/client";
 import { generateWeeklyReport } from "../../src/modules/reports/service";
 import { loadConfig } from "../../src/env";
 import { lastWeekEnd, weekEndingAt } from "../../src/modules/reports/period";
-import { E, callAt, clock, download, findingIds, overview } from "./helpers";
+import { E, callAt, clock, download, findingIds, overview, rdapAnswer, rdapCron, watchRdap } from "./helpers";
 import { inspectPdf, squash } from "./poppler";
+
+const DAY = 86_400_000;
 
 /** A weekly report made by the service directly (the Cron job is weekly.test.ts's subject). */
 async function makeReport(org: { organizationId: number }, name: string, at: Date) {
@@ -33,9 +36,46 @@ describe("security overview", () => {
     expect(data.grade).toBe("A");
     expect(data.generated_at).toBe(at.toISOString());
     expect(Date.parse(data.window.end) - Date.parse(data.window.start)).toBe(7 * 86_400_000 + 1);
-    expect(data.coverage.map((c: any) => [c.module, c.enabled_assets, c.stale_assets]).sort()).toEqual(
-      [["ct-log", 0, 0], ["cert-watcher", 0, 0], ["dns-watcher", 0, 0], ["rdap", 0, 0]].sort(),
+    expect(data.coverage.map((c: any) => [c.module, c.configured_assets, c.enabled_assets, c.stale_assets]).sort()).toEqual(
+      [["ct-log", 0, 0, 0], ["cert-watcher", 0, 0, 0], ["dns-watcher", 0, 0, 0], ["rdap", 0, 0, 0]].sort(),
     );
+  });
+
+  it("'Modules without assets' counts a module whose assets are all paused like one with none: both watch nothing", async () => {
+    const org = await signup("Paused");
+    const created = await call("POST", "/api/rdap/domains", { token: org.session, body: { domain_name: `paused-${unique()}.example` } });
+    expect(created.status).toBe(201);
+    expect((await call("PATCH", `/api/rdap/domains/${created.body.id}`, { token: org.session, body: { enabled: false } })).status).toBe(200);
+    const data = await overview(org.session, clock.advance(1000));
+    const finding = data.findings.find((f: any) => f.id === "coverage.modules_without_assets");
+    expect(finding.evidence.map((e: any) => [e.asset, e.detail])).toEqual([
+      ["CT Log", "No asset configured"],
+      ["Certificate deployments", "No asset configured"],
+      ["DNS watcher", "No asset configured"],
+      ["RDAP", "All 1 configured asset(s) paused: the module watches nothing"],
+    ]);
+    expect(data.coverage.find((c: any) => c.module === "rdap")).toMatchObject({ configured_assets: 1, enabled_assets: 0, stale_assets: 0 });
+    // Resumed, it is an asset again (and not yet checked: pending, not stale).
+    expect((await call("PATCH", `/api/rdap/domains/${created.body.id}`, { token: org.session, body: { enabled: true } })).status).toBe(200);
+    const resumed = (await overview(org.session, clock.advance(1000))).findings.find((f: any) => f.id === "coverage.modules_without_assets");
+    expect(resumed.evidence.map((e: any) => e.asset)).toEqual(["CT Log", "Certificate deployments", "DNS watcher"]);
+  });
+
+  it("counts a change for 7 days: a registrar change is a finding until it is older than that", async () => {
+    const org = await signup("Window");
+    const domain = `window-${unique()}.com`;
+    await control(`domain/${domain}`, { body: await rdapAnswer(domain) });
+    await watchRdap(org, domain);
+    await rdapCron();
+    await control(`domain/${domain}`, { body: await rdapAnswer(domain, { registrar: { handle: "146", name: "GoDaddy.com, LLC" } }) });
+    const changedAt = await rdapCron();
+    const at = async (ms: number) => {
+      const when = new Date(changedAt.getTime() + ms);
+      return findingIds(await overview((await login(org.email, PASSWORD, when)).body.token, when));
+    };
+    expect(await at(1000)).toContain("rdap.ownership_or_registrar_change");
+    expect(await at(7 * DAY - 60_000)).toContain("rdap.ownership_or_registrar_change");
+    expect(await at(7 * DAY + 60_000)).not.toContain("rdap.ownership_or_registrar_change");
   });
 
   it("needs a bearer, and any authenticated user of the organization may read it (a Viewer, an API token with an unrelated scope)", async () => {
@@ -75,6 +115,18 @@ describe("reports listing and download", () => {
     expect(all.body.data[0]).toMatchObject({ report_type: "weekly", overall_score: 98, grade: "A", findings_count: 1, pdf_filename: expect.stringMatching(/^trust-plane-weekly-report-listing-org-\d{4}-W\d\d\.pdf$/) });
     expect(Date.parse(all.body.data[0].period_end) - Date.parse(all.body.data[0].period_start)).toBe(7 * 86_400_000);
     expect(new Date(all.body.data[0].period_end).getUTCDay()).toBe(1); // a Monday
+  });
+
+  it("returns the 10 newest reports by default, of 12 stored", async () => {
+    const org = await signup("Twelve");
+    const a = clock.now();
+    for (let week = 11; week >= 0; week--) expect((await makeReport(org, "Twelve Org", new Date(a.getTime() - week * 7 * DAY))).created).toBe(true);
+    const all = (await callAt("GET", "/api/reports?limit=54", org.session)).body.data as any[];
+    expect(all).toHaveLength(12);
+    const byDefault = (await callAt("GET", "/api/reports", org.session)).body.data as any[];
+    expect(byDefault).toHaveLength(10);
+    expect(byDefault).toEqual(all.slice(0, 10));
+    expect(byDefault.map((r) => r.period_end)).toEqual(all.map((r) => r.period_end).sort().reverse().slice(0, 10));
   });
 
   it("downloads the PDF with its file name; the same bytes every time; another organization's report is 404", async () => {
@@ -121,7 +173,12 @@ describe("generation is idempotent", () => {
     const mails = (await call("GET", "/api/admin/mail-outbox?limit=100", { token: org.session })).body.messages.filter((m: any) => m.kind === "weekly_report");
     expect(mails).toHaveLength(1); // the signup user, whose flag starts on
     expect(mails[0]).toMatchObject({ to: org.email.toLowerCase(), status: "stored", attachments: [{ filename: reports[0].pdf_filename, content_type: "application/pdf" }] });
-    expect(mails[0].attachments[0].size).toBeGreaterThan(10_000);
+    expect(mails[0].attachments[0].size).toBe((await download(org.session, reports[0].id)).bytes.length);
+    // The outbox row names the report; it holds no copy of the PDF (rendered when the mail is sent).
+    const row = await E.DB.prepare("SELECT attachments FROM mail_outbox WHERE id = ?").bind(mails[0].id).first<{ attachments: string }>();
+    expect(JSON.parse(row!.attachments)).toEqual([
+      { filename: reports[0].pdf_filename, content_type: "application/pdf", size: mails[0].attachments[0].size, content: "", source: { kind: "report_pdf", key: `weekly/${reports[0].period_start}` } },
+    ]);
   });
 });
 

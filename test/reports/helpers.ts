@@ -9,8 +9,10 @@
  */
 import { env } from "cloudflare:workers";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { expect } from "vitest";
 import worker from "../../src/index";
-import { call } from "../helpers";
+import { call, type Org } from "../helpers";
+import { clone, rdapJson } from "../rdap/data";
 
 export const E = env as unknown as { FIXTURE_URL: string; SMTP_SINK_PORT: string; DB: D1Database };
 
@@ -76,4 +78,40 @@ export async function download(token: string, reportId: number) {
     new Request(`http://trust-plane.test/api/reports/${reportId}/download`, { headers: { authorization: `Bearer ${token}`, "cf-connecting-ip": "192.0.2.1" } }),
   );
   return { status: res.status as number, headers: res.headers as Headers, bytes: new Uint8Array(await res.arrayBuffer()) };
+}
+
+// ------------------------------------------------------------------ RDAP through its real poll
+
+const DAY = 86_400_000;
+
+/** Other modules' Cron runs must not re-resolve the DNS domains (with another resolver). */
+export const NOT_DNS = { DNS_CHECK_INTERVAL_SECONDS: "86400" };
+
+/** A Cron run that checks every enabled RDAP monitor (each is due at every run). */
+export const rdapCron = (overrides: Record<string, string> = {}, stepMs?: number) => cron({ ...NOT_DNS, RDAP_CHECK_INTERVAL_SECONDS: "0", ...overrides }, stepMs);
+
+/**
+ * The real .com answer for HHGAMES.COM relabelled as `name`, for the local RDAP server:
+ * expiring at `expiresAt` (default a year after the clock); `registrar` replaces the
+ * registrar entity.
+ */
+export async function rdapAnswer(name: string, opts: { expiresAt?: Date; registrar?: { handle: string; name: string } } = {}) {
+  const doc = clone(await rdapJson("domain/registry-thin/verisign-hhgames.com.json"));
+  doc.ldhName = name.toUpperCase();
+  const expiresAt = opts.expiresAt ?? new Date(clock.now().getTime() + 365 * DAY);
+  doc.events.find((e: any) => e.eventAction === "expiration").eventDate = expiresAt.toISOString().replace(/\.\d+Z$/, "Z");
+  if (opts.registrar) {
+    const r = doc.entities.find((e: any) => e.roles.includes("registrar"));
+    r.handle = opts.registrar.handle;
+    r.publicIds = [{ type: "IANA Registrar ID", identifier: opts.registrar.handle }];
+    r.vcardArray = ["vcard", [["version", {}, "text", "4.0"], ["fn", {}, "text", opts.registrar.name]]];
+  }
+  return doc;
+}
+
+/** Watches `name` with the RDAP module (at the test clock); returns the monitor id. */
+export async function watchRdap(org: Pick<Org, "session">, name: string, at = clock.now()): Promise<number> {
+  const r = await callAt("POST", "/api/rdap/domains", org.session, at, { domain_name: name });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body.id;
 }

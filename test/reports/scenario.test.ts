@@ -16,13 +16,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, signup, type Org } from "../helpers";
 import { FIXTURES, createMonitor as createCertMonitor, agentCall, registerAgent, result } from "../cert-watcher/helpers";
-import { clone, control, rdapJson } from "../rdap/data";
+import { control } from "../rdap/data";
 import { copyEntries, createLog, dohZone, logKey, publishLogList, uid, waitForPosition } from "../ct-log/ingest-helpers";
 import { labDohUrl, putZone, uniqueZone } from "../dns-watcher/lab";
 import { createDb } from "../../src/db/client";
 import { loadConfig } from "../../src/env";
 import { generateWeeklyReport } from "../../src/modules/reports/service";
-import { E, callAt, clock, cron, download, findingIds, overview } from "./helpers";
+import { E, NOT_DNS, callAt, clock, cron, download, findingIds, overview, rdapAnswer, rdapCron, watchRdap } from "./helpers";
 import { inspectPdf, renderPdfPages, squash } from "./poppler";
 
 const DAY = 86_400_000;
@@ -35,34 +35,11 @@ const DNS_ZONE = (dmarc: string) =>
 const DMARC_BEFORE = "v=DMARC1; p=reject; rua=mailto:dmarc@example.test";
 const DMARC_AFTER = "v=DMARC1; p=none; rua=mailto:dmarc@example.test";
 
-/** Other modules' Cron runs must not re-resolve the DNS domains (with another resolver). */
-const NOT_DNS = { DNS_CHECK_INTERVAL_SECONDS: "86400" };
 const dnsCron = async () => cron({ DOH_RESOLVER_URLS: await labDohUrl(), DNS_CHECK_INTERVAL_SECONDS: "0", DNS_TIMEOUT_MS: "2000" });
 
 async function watchDomain(org: Org, domain: string) {
   const r = await call("POST", "/api/dns-watcher/domains", { token: org.session, body: { domain_name: domain } });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
-}
-
-/** The real .com answer for HHGAMES.COM relabelled, expiring in a year; `registrar` replaces the registrar entity. */
-async function rdapAnswer(name: string, registrar?: { handle: string; name: string }) {
-  const doc = clone(await rdapJson("domain/registry-thin/verisign-hhgames.com.json"));
-  doc.ldhName = name.toUpperCase();
-  doc.events.find((e: any) => e.eventAction === "expiration").eventDate = new Date(clock.now().getTime() + 365 * DAY).toISOString().replace(/\.\d+Z$/, "Z");
-  if (registrar) {
-    const r = doc.entities.find((e: any) => e.roles.includes("registrar"));
-    r.handle = registrar.handle;
-    r.publicIds = [{ type: "IANA Registrar ID", identifier: registrar.handle }];
-    r.vcardArray = ["vcard", [["version", {}, "text", "4.0"], ["fn", {}, "text", registrar.name]]];
-  }
-  return doc;
-}
-const rdapCron = () => cron({ ...NOT_DNS, RDAP_CHECK_INTERVAL_SECONDS: "0" });
-
-async function watchRdap(org: Org, name: string): Promise<number> {
-  const r = await call("POST", "/api/rdap/domains", { token: org.session, body: { domain_name: name } });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return r.body.id;
 }
 
 /** One Cron run enqueues the scan jobs; the agent leases them and posts `byIp[ip]` as scanner-node would. */
@@ -116,7 +93,7 @@ beforeAll(async () => {
   const monitorId = await watchRdap(scenario, rdapName);
   await watchRdap(healthy, healthyRdap);
   await rdapCron();
-  await control(`domain/${rdapName}`, { body: await rdapAnswer(rdapName, { handle: "146", name: "GoDaddy.com, LLC" }) });
+  await control(`domain/${rdapName}`, { body: await rdapAnswer(rdapName, { registrar: { handle: "146", name: "GoDaddy.com, LLC" } }) });
   await rdapCron();
   const paused = await call("PATCH", `/api/rdap/domains/${monitorId}`, { token: scenario.session, body: { enabled: false } });
   expect(paused.status).toBe(200);

@@ -6,7 +6,7 @@
  * Also the users' own switch of that flag.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { PASSWORD, call, callFresh, createToken, expectErrorShape, invitationTokenFor, signup, unique, type Org } from "../helpers";
+import { PASSWORD, call, callFresh, createToken, expectErrorShape, invitationTokenFor, unique, type Org } from "../helpers";
 import { agentCall, createMonitor, registerAgent, result } from "../cert-watcher/helpers";
 import { lastWeekEnd } from "../../src/modules/reports/period";
 import { E, clock, cron, download } from "./helpers";
@@ -57,7 +57,23 @@ let notMailed: string[];
 let weekEnd: Date;
 
 beforeAll(async () => {
-  org = await signup("Weekly");
+  // A report judges freshness at its week's end, so the setup's scan must lie more than a
+  // certificate window (2 h 5 min) before the end of the week reported, whatever the hour
+  // the test runs: within 3 hours of Monday 00:00 UTC, the setup moves into the next week
+  // (the clock moves forward less than 3 hours: the 12-hour sessions stay valid) and the
+  // organization is created there, so the week that just ended is not one of its weeks.
+  weekEnd = new Date(lastWeekEnd(clock.now()).getTime() + 7 * DAY); // the Monday ending this week
+  if (weekEnd.getTime() - clock.now().getTime() < 3 * 3_600_000) {
+    clock.set(new Date(weekEnd.getTime() + 60_000));
+    weekEnd = new Date(weekEnd.getTime() + 7 * DAY);
+  }
+  const email = `admin-${unique()}@example.com`;
+  const signup = await call("POST", "/api/auth/signup", {
+    body: { organization_name: `Weekly ${unique()}`, email, password: PASSWORD },
+    headers: { "x-trust-plane-now": clock.now().toISOString() },
+  });
+  expect(signup.status, JSON.stringify(signup.body)).toBe(201);
+  org = { organizationId: signup.body.organization_id, userId: signup.body.user_id, email, session: signup.body.token };
   token = (await createToken(org.session, ["admin:manage_users"])).token;
   const on = await invite(org, true);
   const offByDefault = await invite(org, undefined);
@@ -73,12 +89,11 @@ beforeAll(async () => {
   // One fact this week: an endpoint presenting an expired certificate (a scan posted by the agent).
   await createMonitor(org.session, { cn: "expired.example.test", ip_addresses: ["192.0.2.40"] });
   const agent = await registerAgent(org.session);
-  await cron();
-  const lease = await agentCall("lease", agent.token, { max_jobs: 10 });
+  const scannedAt = await cron();
+  const clockHeader = { "x-trust-plane-now": scannedAt.toISOString() };
+  const lease = await agentCall("lease", agent.token, { max_jobs: 10 }, clockHeader);
   const job = lease.body.jobs.find((j: any) => j.ip_address === "192.0.2.40");
-  expect((await agentCall("results", agent.token, { job_id: job.job_id, result: result("ecdsaTrusted", { daysLeft: -2 }) })).status).toBe(200);
-
-  weekEnd = new Date(lastWeekEnd(clock.now()).getTime() + 7 * DAY); // the Monday ending this week
+  expect((await agentCall("results", agent.token, { job_id: job.job_id, result: result("ecdsaTrusted", { daysLeft: -2 }) }, clockHeader)).status).toBe(200);
 }, 120_000);
 
 describe("preferences", () => {
@@ -113,8 +128,7 @@ describe("the weekly report job", () => {
         await waitOnExecutionContext(ctx);
       }),
     );
-    await cron(SMTP(), 60_000); // delivers the mail queued by the first runs
-    await cron(SMTP(), 60_000);
+    const runs = [at, await cron(SMTP(), 60_000), await cron(SMTP(), 60_000)]; // the later ones deliver the mail queued by the first
 
     const reports = await reportsOf();
     expect(reports).toHaveLength(1);
@@ -133,17 +147,20 @@ describe("the weekly report job", () => {
     });
     expect(report.pdf_filename).toMatch(/^trust-plane-weekly-report-weekly-[a-z0-9-]+-\d{4}-W\d\d\.pdf$/);
 
-    // The outbox: one mail per enabled, active user, PDF attached; delivered over SMTP (content then dropped).
+    // The outbox: one mail per enabled, active user, PDF attached; delivered over SMTP (content then dropped),
+    // sent at a delivery run's clock.
+    const downloaded = await download(token, report.id);
     const outbox = (await call("GET", "/api/admin/mail-outbox?limit=100", { token })).body.messages.filter((m: any) => m.kind === "weekly_report");
     expect(outbox.map((m: any) => m.to).sort()).toEqual(recipients);
     for (const m of outbox) {
       expect(m.status).toBe("sent");
       expect(m.subject).toBe(`Trust-Plane weekly security report: 90/100 (A), ${report.period_start.slice(0, 10)} – ${report.period_end.slice(0, 10)}`);
-      expect(m.attachments).toEqual([{ filename: report.pdf_filename, content_type: "application/pdf", size: expect.any(Number) }]);
+      expect(m.attachments).toEqual([{ filename: report.pdf_filename, content_type: "application/pdf", size: downloaded.bytes.length }]);
+      expect(runs.map((r) => r.toISOString())).toContain(m.sent_at);
     }
 
-    // Each recipient got exactly one message over SMTP; its attachment is the PDF the API serves.
-    const downloaded = await download(token, report.id);
+    // Each recipient got exactly one message over SMTP; its attachment is the PDF the API serves
+    // (rendered from the stored report when the mail was sent: no outbox row held a copy).
     for (const to of recipients) {
       const got = await sinkMessages(to);
       expect(got, to).toHaveLength(1);
