@@ -5,7 +5,16 @@
  * writes over two organizations, next to GET /api/health in the same run.
  *
  * Reported: requests/s, p50/p99, status counts, 5xx (target 0), 429s and whether each
- * carries Retry-After, and "nothing lost": every 201 is read back afterwards.
+ * carries Retry-After, and "nothing lost": every 201 is read back afterwards, and every
+ * monitor's notes are the last PATCH acknowledged for it. /api/health is measured
+ * alone before the mixed phase and again on a few connections during it.
+ *
+ * Every 5xx is a failure, including wrangler dev's plain-text 503 "Your worker
+ * restarted mid-request": its proxy answers so when the workerd runtime behind it was
+ * replaced while a non-GET request was in flight (it retries GETs itself, silently).
+ * For a client that is the service being unavailable, so it fails the run like any
+ * other 5xx; the output counts them apart, next to the runtime reloads the service log
+ * shows, so a run can tell a restart from an error of the service's own code.
  *
  * Rate limits decide only where the benchmark wants them to: each of 60 connections has
  * its own token (30 per organization), whose share stays below the per-token limit on
@@ -21,6 +30,8 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 30);
 const port = Number(process.env.BENCH_PORT ?? 8806);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const HOT = 4;
+/** Connections probing /api/health during the mixed phase (besides the 64). */
+const HEALTH_DURING = 4;
 /** Per-token bucket of this run: well above what one connection's share needs, small enough to empty on purpose. */
 const TOKEN_PER_MINUTE = Number(process.env.BENCH_TOKEN_PER_MINUTE ?? 240);
 
@@ -29,8 +40,9 @@ const svc = await startService({
   env: {
     RATE_LIMIT_ORG_PER_MINUTE: "10000000",
     RATE_LIMIT_TOKEN_PER_MINUTE: String(TOKEN_PER_MINUTE),
-    // Locally the client address is unknown (README "Client address"): every anonymous
-    // caller shares one bucket, so the health baseline needs room.
+    // npm start's local edge sets CF-Connecting-IP from the socket (README "Client
+    // address"): every connection of this benchmark comes from 127.0.0.1, so all its
+    // anonymous calls (the health probes) share one per-address bucket, which needs room.
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "10000000",
   },
 });
@@ -72,11 +84,11 @@ async function organization(name) {
     });
     tokens.push(t.body.token);
   }
-  return { name, session: s.body.token, listId: list.body.id, tokens, created: { monitors: new Set(), templates: new Set() }, monitorIds: [] };
+  return { name, session: s.body.token, listId: list.body.id, tokens, created: { monitors: new Set(), templates: new Set() }, monitorIds: [], edits: new Map() };
 }
 
 
-const stats = { latencies: [], statuses: {}, missingRetryAfter: 0, errors: 0, samples5xx: [], proxyRestarts: 0 };
+const stats = { latencies: [], statuses: {}, missingRetryAfter: 0, errors: 0, samples5xx: [], runtimeRestarts: 0 };
 let seq = 0;
 
 async function oneRequest(org, token) {
@@ -97,7 +109,12 @@ async function oneRequest(org, token) {
   }
   if (r < 0.4 && org.monitorIds.length) {
     const id = org.monitorIds[Math.floor(Math.random() * org.monitorIds.length)];
-    return api("PATCH", `/api/rdap/domains/${id}`, token, { notes: `edited ${n}` });
+    const notes = `edited ${n}`;
+    const start = performance.now();
+    const res = await api("PATCH", `/api/rdap/domains/${id}`, token, { notes });
+    // Every acknowledged edit, with when it was in flight: checked against what is stored afterwards.
+    if (res.status === 200) org.edits.set(id, [...(org.edits.get(id) ?? []), { notes, start, end: performance.now() }]);
+    return res;
   }
   if (r < 0.6) return api("GET", "/api/rdap/domains?limit=20&sort_by=created_at&sort_order=desc", token);
   if (r < 0.75) return api("GET", `/api/lists/${org.listId}`, token);
@@ -112,7 +129,7 @@ async function worker(org, token, end) {
       const res = await oneRequest(org, token);
       stats.statuses[res.status] = (stats.statuses[res.status] ?? 0) + 1;
       if (res.status === 429 && !res.headers.get("retry-after")) stats.missingRetryAfter++;
-      if (res.status === 503 && typeof res.body === "string" && res.body.startsWith("Your worker restarted mid-request")) stats.proxyRestarts++;
+      if (res.status === 503 && typeof res.body === "string" && res.body.startsWith("Your worker restarted mid-request")) stats.runtimeRestarts++;
       else if (res.status >= 500 && stats.samples5xx.length < 3) stats.samples5xx.push(`${res.status} ${JSON.stringify(res.body)} ${res.headers.get("content-type")}`);
     } catch {
       stats.errors++;
@@ -138,8 +155,11 @@ try {
     workers.push(worker(org, org.tokens[Math.floor(i / 2) % org.tokens.length], end));
   }
   for (let i = 0; i < HOT; i++) workers.push(worker(orgs[0], hotToken, end));
+  // The liveness probe while the service is loaded: what a load balancer would see.
+  const healthDuring = load({ url: `${svc.base}/api/health`, concurrency: HEALTH_DURING, seconds });
   await Promise.all(workers);
   const elapsed = (performance.now() - t0) / 1000;
+  const healthLoaded = await healthDuring;
 
   // Empty the hot token's bucket: every 429 must say when to retry.
   const burst = { statuses: {}, missingRetryAfter: 0 };
@@ -154,44 +174,62 @@ try {
     }),
   );
 
-  // Nothing lost: every 201 is readable afterwards.
+  // Nothing lost: every 201 is readable afterwards, and every edited monitor holds an
+  // acknowledged edit that no other acknowledged edit certainly followed (one that
+  // started after it had been answered).
   let lost = 0;
   let checked = 0;
+  let editsChecked = 0;
+  const staleEdits = [];
   for (const org of orgs) {
-    const monitors = new Set();
+    const monitors = new Map();
     for (let offset = 0; ; offset += 1000) {
       const page = await api("GET", `/api/rdap/domains?limit=1000&offset=${offset}`, org.session);
-      for (const d of page.body.domains) monitors.add(d.id);
+      for (const d of page.body.domains) monitors.set(d.id, d.notes);
       if (page.body.domains.length < 1000) break;
     }
     const templates = new Set((await api("GET", "/api/rdap/alert-templates", org.session)).body.templates.map((t) => t.id));
     for (const id of org.created.monitors) (checked++, monitors.has(id) || lost++);
     for (const id of org.created.templates) (checked++, templates.has(id) || lost++);
+    for (const [id, edits] of org.edits) {
+      editsChecked++;
+      const stored = edits.find((e) => e.notes === monitors.get(id));
+      if (!stored || edits.some((e) => e.start > stored.end)) {
+        staleEdits.push(`monitor ${id}: stored ${JSON.stringify(monitors.get(id))}, last acknowledged ${JSON.stringify(edits.at(-1).notes)}`);
+      }
+    }
   }
 
   const lat = stats.latencies.sort((a, b) => a - b);
   const pct = (p) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
   const total = lat.length;
   const fivexx = Object.entries(stats.statuses).filter(([s]) => Number(s) >= 500).reduce((a, [, n]) => a + n, 0);
-  // wrangler dev's own proxy answers a non-GET request that was in flight while it
-  // swapped the runtime with a text/plain 503 ("Your worker restarted mid-request");
-  // the service's own errors are always the JSON error body. Counted apart.
-  const fromService = fivexx - stats.proxyRestarts;
+  // The service's own errors carry the JSON error body; wrangler dev's proxy answers a
+  // non-GET request in flight while the runtime was replaced with a text/plain 503.
+  // Both are failures (see the header); told apart only to say where to look.
+  const fromService = fivexx - stats.runtimeRestarts;
+  const reloads = (svc.log().match(/Reloading local server/g) ?? []).length;
   const f = (n) => n.toFixed(1);
   console.log(`\nTrust-Plane load benchmark: ${connections} connections, ${seconds} s, two organizations, wrangler dev (workerd) + local D1 on loopback\n`);
   console.log("workload                              |   req/s | p50 ms | p99 ms | requests");
   console.log("--------------------------------------|---------|--------|--------|---------");
   console.log(`GET /api/health (baseline, same run)  | ${f(health.rps).padStart(7)} | ${f(health.p50).padStart(6)} | ${f(health.p99).padStart(6)} | ${health.requests}`);
   console.log(`mixed reads/writes (2 orgs)           | ${f(total / elapsed).padStart(7)} | ${f(pct(50)).padStart(6)} | ${f(pct(99)).padStart(6)} | ${total}`);
+  console.log(`GET /api/health during mixed (${HEALTH_DURING} conn) | ${f(healthLoaded.rps).padStart(7)} | ${f(healthLoaded.p50).padStart(6)} | ${f(healthLoaded.p99).padStart(6)} | ${healthLoaded.requests}`);
   console.log(`\nratio mixed/health throughput: ${(total / elapsed / health.rps).toFixed(2)}; p50 ratio ${(pct(50) / health.p50).toFixed(2)}`);
   console.log(`statuses: ${JSON.stringify(stats.statuses)}; transport errors: ${stats.errors}`);
-  console.log(`5xx from the service: ${fromService} (target 0)${stats.samples5xx.length ? `; e.g. ${stats.samples5xx.join(" | ")}` : ""}`);
-  console.log(`503 from wrangler dev's proxy ("worker restarted mid-request", POSTs are not retried by it): ${stats.proxyRestarts}`);
+  console.log(`5xx in all: ${fivexx} (target 0)`);
+  console.log(`  from the service's code (JSON error body): ${fromService}${stats.samples5xx.length ? `; e.g. ${stats.samples5xx.join(" | ")}` : ""}`);
+  console.log(`  runtime replaced mid-request (wrangler dev's text/plain 503; its GETs were retried unseen): ${stats.runtimeRestarts}; runtime reloads in the service log: ${reloads}`);
+  console.log(`health probe during the mixed phase: ${JSON.stringify(healthLoaded.statuses)}; failed: ${healthLoaded.errors}`);
   console.log(`429 in the mixed phase: ${stats.statuses[429] ?? 0}; without Retry-After: ${stats.missingRetryAfter}`);
   console.log(`burst of ${TOKEN_PER_MINUTE + 64} on one token (limit ${TOKEN_PER_MINUTE}/min): ${JSON.stringify(burst.statuses)}; 429 without Retry-After: ${burst.missingRetryAfter}`);
   console.log(`created (201) and read back: ${checked - lost}/${checked}; lost: ${lost}`);
+  console.log(`edited monitors (PATCH 200) holding their last acknowledged notes: ${editsChecked - staleEdits.length}/${editsChecked}${staleEdits.length ? `; e.g. ${staleEdits.slice(0, 3).join(" | ")}` : ""}`);
   if (fivexx && process.env.BENCH_LOG) (await import("node:fs")).writeFileSync(process.env.BENCH_LOG, svc.log());
-  if (fromService || stats.missingRetryAfter || burst.missingRetryAfter || !burst.statuses[429] || lost || stats.errors) process.exitCode = 1;
+  const failed =
+    fivexx || stats.missingRetryAfter || burst.missingRetryAfter || !burst.statuses[429] || lost || staleEdits.length || stats.errors || healthLoaded.errors || !editsChecked;
+  if (failed) process.exitCode = 1;
 } finally {
   svc.stop();
 }

@@ -2,15 +2,15 @@
  * The client's address, for rate limits, login throttling and the audit log.
  *
  * A Worker sees no socket. On Cloudflare the edge sets `CF-Connecting-IP` itself
- * (replacing whatever the client sent), so there, and only there, the header is the
- * client's address: `TRUST_CF_CONNECTING_IP=true` (the wrangler.toml default, for
- * deployments) says so. Locally `wrangler dev` forwards a client-sent
- * CF-Connecting-IP unchanged and fills it in from the socket only when it is absent,
- * so the header cannot be told apart from a forged one: `npm start` therefore runs
- * with the variable false, and the address is unknown (null). Anonymous callers then
- * share one rate-limit bucket and one login-throttle address, which errs on the side
- * of throttling. A self-hosted proxy in front must overwrite the header from its
- * socket before the variable may be set to true.
+ * (replacing whatever the client sent), so the header is the client's address exactly
+ * where something trustworthy sets it: `TRUST_CF_CONNECTING_IP=true` says so. It is
+ * true in wrangler.toml (deployments) and under `npm start`, which puts a local edge
+ * (scripts/local-edge.mjs) in front of `wrangler dev` that overwrites the header with
+ * the socket's address, as Cloudflare's edge does; `wrangler dev` alone would forward a
+ * client-sent header unchanged. Behind another reverse proxy, the proxy must overwrite
+ * the header from its socket in the same way. With the variable false the header is
+ * ignored and the address is unknown (null): anonymous callers then share one
+ * rate-limit bucket and one login-throttle address, which errs on the side of throttling.
  */
 import type { Config } from "../env";
 import { parseHost } from "./egress/address";
