@@ -14,11 +14,11 @@ import { MAX_LOG_PAUSE_MS, runCursor, type CursorRunInput } from "../../src/modu
 import { MemoryCursorStore, type CursorRecord, type VerifiedBatch } from "../../src/modules/ct-log/cursor/state";
 import { publishVerified, type CtLogPublished } from "../../src/modules/ct-log/fanout";
 import { FilterIndex } from "../../src/modules/ct-log/filters/label-index";
-import { EntryMatcher } from "../../src/modules/ct-log/ingest";
+import { CAA_LOOKUPS_AT_ONCE, EntryMatcher } from "../../src/modules/ct-log/ingest";
 import { Rfc6962Client } from "../../src/modules/ct-log/log-client/rfc6962-client";
 import { StaticCtClient } from "../../src/modules/ct-log/log-client/static-ct-client";
 import type { LogClient } from "../../src/modules/ct-log/log-client/types";
-import { createDohClient } from "../../src/platform/dns/doh";
+import { createDohClient, type DnsResolver } from "../../src/platform/dns/doh";
 import { control, createLog, logKey, logUrl, requests } from "./wire/fixture";
 import { dohZone, sleep, uid } from "./ingest-helpers";
 
@@ -186,6 +186,39 @@ describe("log cursor loop (no Durable Object)", () => {
       expect(furthest * 256).toBeLessThan(c.to + 1024 + 8 * 256);
     }
     expect(overlapped).toBeGreaterThanOrEqual(Math.floor((commits.length - 1) / 2));
+  }, 60_000);
+
+  it("the CAA lookups of one unit's matches go on while the next units are matched (a bounded number at once), and every match has its verdict", async () => {
+    const domain = `caa-${uid()}.test`;
+    const name = await generatedLog(2560, 16, domain);
+    const org = await newOrg();
+    const h = await harness(await staticClient(name), org, domain);
+    // A resolver 150 ms away, counting the lookups in flight.
+    const real = createDohClient({ resolverUrls: [await dohZone(`caa${uid()}`, [])] });
+    let open = 0;
+    let maxOpen = 0;
+    const distant: DnsResolver = {
+      query: async (qname, type, options) => {
+        maxOpen = Math.max(maxOpen, ++open);
+        try {
+          await sleep(150);
+          return await real.query(qname, type, options);
+        } finally {
+          open--;
+        }
+      },
+    };
+    const index = FilterIndex.from([{ filterId: 1, organizationId: org, pattern: domain, matchType: "wide" }]);
+    const { status } = await runCursor({ ...h.input, matcher: async () => new EntryMatcher({ log: h.input.log, index, resolver: distant }) });
+    expect(status).toMatchObject({ verifiedPosition: 2560, lastError: null, matchesFound: 160 });
+    // One unit checks CAA_LOOKUPS_AT_ONCE certificates at a time, each of its 2 names at once: more in flight
+    // means several units' lookups overlapped; at most the unit being matched and the 4 before it.
+    const perUnit = CAA_LOOKUPS_AT_ONCE * 2;
+    expect(maxOpen).toBeGreaterThan(perUnit);
+    expect(maxOpen).toBeLessThanOrEqual(5 * perUnit);
+    const observed = h.published.flatMap((b) => b.observed);
+    expect(observed.map((o) => o.logIndex)).toEqual(multiples(16, 0, 2560));
+    expect(observed.every((o) => o.caa.checked_names.length > 0 && o.caa.error === "")).toBe(true);
   }, 60_000);
 
   it("a tampered tile in the middle of a large run: publication stops at the last verified position, also for the batch read meanwhile", async () => {

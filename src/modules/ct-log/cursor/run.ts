@@ -8,7 +8,9 @@
  *            signed tree head, as many in flight as its politeness allows, requested
  *            ahead of the consumer within a bounded window (reader.ts)
  *   match    every entry's leaf hash goes into a working copy of the collapsed Merkle
- *            tree; its names through the filter and typosquat indexes (EntryMatcher)
+ *            tree; its names through the filter and typosquat indexes (EntryMatcher);
+ *            the CAA lookups of a unit's matches (DNS round trips) go on while the
+ *            next units are matched, a few units at a time, and are awaited by the commit
  *   verify   a batch (at least every COMMIT_INTERVAL_MS or COMMIT_ENTRIES, and at the
  *            head and at the end of the budget) is proven a prefix of the signed tree:
  *            static-ct-api completes the tree with the log's hash tiles, RFC 6962
@@ -46,6 +48,12 @@ const BACKOFF_MAX_MS = 3600_000;
 export const MAX_LOG_PAUSE_MS = 3600_000;
 /** Caught up with time left: the head is fetched again, and read on if the log grew by at least this much. */
 const MIN_GROWTH_TO_READ_ON = 256;
+/**
+ * Request units whose matches may still wait for their CAA lookups while the next ones are
+ * matched: DNS round trips overlap instead of pacing the loop (EntryMatcher runs up to
+ * CAA_LOOKUPS_AT_ONCE lookups per unit, so at most 4 x 8 are in flight).
+ */
+const UNITS_AWAITING_CAA = 4;
 
 export interface CursorRunInput {
   log: LogRef;
@@ -102,12 +110,18 @@ export class TreeMismatchError extends Error {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** One request unit of a batch: the tree after it (where a failed batch can be cut) and its observations. */
+interface BatchUnit {
+  tree: CollapsedMerkleTree;
+  /** Settles once the unit's matches have their CAA verdicts. */
+  observed: Promise<ObservedEntry[]>;
+  lastEntryTimestamp: number;
+}
+
 interface Batch {
   start: number;
   tree: CollapsedMerkleTree;
-  observed: ObservedEntry[];
-  /** The tree after each request unit: where a failed batch can be cut. */
-  boundaries: { tree: CollapsedMerkleTree; observed: number; lastEntryTimestamp: number }[];
+  units: BatchUnit[];
 }
 
 export async function runCursor(input: CursorRunInput): Promise<CursorRunResult> {
@@ -142,22 +156,24 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
 
   /** Verifies the batch (or its longest verifiable prefix), publishes it, saves the record. */
   const commit = async (batch: Batch, head: SignedTreeHead): Promise<CollapsedMerkleTree> => {
-    let good = batch.boundaries.length - 1;
-    if (!(await input.client.provesPrefix(batch.tree, head))) {
+    // The proof and the last CAA answers of the batch, at the same time.
+    const [observedPerUnit, proven] = await Promise.all([Promise.all(batch.units.map((u) => u.observed)), input.client.provesPrefix(batch.tree, head)]);
+    let good = batch.units.length - 1;
+    if (!proven) {
       // The last boundary failed; the batch start is known good. Binary search between.
       let lo = -1;
       let hi = good;
       while (hi - lo > 1) {
         const mid = (lo + hi) >> 1;
-        if (await input.client.provesPrefix(batch.boundaries[mid].tree, head)) lo = mid;
+        if (await input.client.provesPrefix(batch.units[mid].tree, head)) lo = mid;
         else hi = mid;
       }
       good = lo;
     }
-    const cut = good >= 0 ? batch.boundaries[good] : null;
+    const cut = good >= 0 ? batch.units[good] : null;
     const tree = cut?.tree ?? null;
     if (cut && tree) {
-      const observed = batch.observed.slice(0, cut.observed);
+      const observed = observedPerUnit.slice(0, good + 1).flat();
       await input.sink.publish({ from: batch.start, to: tree.size, observed });
       status.entriesProcessed += tree.size - batch.start;
       status.matchesFound += observed.length;
@@ -165,7 +181,7 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
       noteVerified(tree, head);
       await input.store.save(record);
     }
-    if (good < batch.boundaries.length - 1) {
+    if (good < batch.units.length - 1) {
       const at = tree?.size ?? batch.start;
       status.lastMismatch = { treeSize: head.treeSize, signedRoot: toBase64(head.rootHash), verifiedPosition: at, at: iso(nowMs()) };
       throw new TreeMismatchError(head.treeSize, toBase64(head.rootHash), at);
@@ -182,8 +198,10 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
     const commitIntervalMs = input.commitIntervalMs ?? COMMIT_INTERVAL_MS;
     let verified = start;
     let matcher = await input.matcher();
-    let batch: Batch = { start: start.size, tree: start.clone(), observed: [], boundaries: [] };
+    let batch: Batch = { start: start.size, tree: start.clone(), units: [] };
     let lastCommit = input.clock();
+    /** Units matched whose CAA lookups may still be under way (bounded: UNITS_AWAITING_CAA). */
+    const awaitingCaa: Promise<unknown>[] = [];
     /** The commit of the previous batch, under way while this one is read. */
     let committing: Promise<CollapsedMerkleTree> | null = null;
     const settle = async () => {
@@ -194,8 +212,12 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
     try {
       for await (const entries of readInOrder(input.client, start.size, head.treeSize, head.treeSize, input.ahead)) {
         for (const e of entries) batch.tree.append(e.leafHash);
-        for (const o of await matcher.observe(entries)) batch.observed.push(o);
-        batch.boundaries.push({ tree: batch.tree.clone(), observed: batch.observed.length, lastEntryTimestamp: entries[entries.length - 1].entry.timestamp });
+        // Names are matched now; the CAA lookups of the matches go on while the next units are read.
+        const observed = matcher.observe(entries);
+        observed.catch(() => undefined); // awaited below or by the commit
+        awaitingCaa.push(observed);
+        batch.units.push({ tree: batch.tree.clone(), observed, lastEntryTimestamp: entries[entries.length - 1].entry.timestamp });
+        while (awaitingCaa.length > UNITS_AWAITING_CAA) await awaitingCaa.shift();
         status.position = batch.tree.size;
         input.onProgress?.(status);
         const t = input.clock();
@@ -212,7 +234,7 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
           }
           matcher = await input.matcher();
           // The next batch continues from this one's (still unproven) tree: dropped with it if it fails.
-          batch = { start: batch.tree.size, tree: batch.tree.clone(), observed: [], boundaries: [] };
+          batch = { start: batch.tree.size, tree: batch.tree.clone(), units: [] };
         }
         await input.pause();
       }
