@@ -4,12 +4,14 @@
  * seen allowing every sender, a permerror that is never "allows all". Runs are called
  * directly (the code the Cron Trigger runs) so their figures and events can be read.
  */
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { call, signup } from "../helpers";
-import { factsOf, putZone, runWatch, uniqueZone, watchDomain } from "./lab";
+import { factsOf, forgetWatchedDomains, putZone, runWatch, uniqueZone, watchDomain } from "./lab";
 
 const BASE = `@ IN A 192.0.2.10\n@ IN MX 10 mx1\nmx1 IN A 192.0.2.25\n_dmarc IN TXT "v=DMARC1; p=reject"\n`;
 const zone = (spf: string, extra = "") => `${BASE}@ IN TXT "${spf}"\n${extra}`;
+
+beforeEach(forgetWatchedDomains);
 
 describe("SPF include/redirect targets are watched", () => {
   it("a target turning +all on its own is seen, confirmed and recorded for every domain using it; asked once per run", async () => {

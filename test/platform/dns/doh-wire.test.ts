@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
-import { buildDnsQuery, checkMessageStructure, createDohClient, decodeDnsResponse, DnsLookupError } from "../../../src/platform/dns/doh";
+import { buildDnsQuery, checkMessageStructure, createDohClient, decodeDnsResponse, DnsLookupError, isNotAsked } from "../../../src/platform/dns/doh";
 import { canonicalIpv6, canonicalRecordSet, PresentationError, txtText } from "../../../src/platform/dns/presentation";
 import { observe, classifyDnssec } from "../../../src/modules/dns-watcher/observation";
 import { labDohUrl } from "../../dns-watcher/lab";
@@ -201,5 +201,48 @@ describe("DoH client against the running lab (dnsdist, RFC 8484)", () => {
     });
     expect((await html.query("example.test", "A").catch((e) => e)).code).toBe("malformed");
     expect(htmlCalls).toBe(1);
+  });
+
+  it("a circuit breaker per resolver: after N consecutive transport faults the resolver is skipped, the next one answers", async () => {
+    const asked: string[] = [];
+    const client = createDohClient({
+      resolverUrls: ["https://down.invalid/dns-query", "https://up.invalid/dns-query"],
+      retries: 1,
+      breakAfterFailures: 3,
+      sleep: async () => {},
+      fetch: (async (input: RequestInfo | URL) => {
+        const host = new URL(String(input)).host;
+        asked.push(host);
+        if (host === "down.invalid") return new Response("busy", { status: 503 });
+        return new Response(await wire("01_example_test_A.bin"), { headers: { "content-type": "application/dns-message" } });
+      }) as typeof fetch,
+    });
+    for (let i = 0; i < 4; i++) expect((await client.query("example.test", "A", { dnssecOk: true })).rcode).toBe("NOERROR");
+    // Question 1: two faults; question 2: one more opens the circuit (its retry is not sent); then down is never asked.
+    expect(asked.filter((h) => h === "down.invalid")).toHaveLength(3);
+    expect(asked.filter((h) => h === "up.invalid")).toHaveLength(4);
+    // With every circuit open, nothing is asked: the error says so (not a fact about the name).
+    const alone = createDohClient({ resolverUrls: ["https://down.invalid/dns-query"], retries: 0, breakAfterFailures: 1, fetch: (async () => new Response("", { status: 502 })) as typeof fetch });
+    expect((await alone.query("example.test", "A").catch((e) => e)).code).toBe("http");
+    const skipped = await alone.query("example.test", "AAAA").catch((e) => e);
+    expect([skipped.code, isNotAsked(skipped)]).toEqual(["circuit-open", true]);
+  });
+
+  it("a deadline: no attempt starts after it, and one running is cut short at it", async () => {
+    let calls = 0;
+    const counting = (async () => {
+      calls++;
+      return new Response("", { status: 500 });
+    }) as typeof fetch;
+    const late = createDohClient({ resolverUrls: ["https://a.invalid/dns-query"], deadline: Date.now() - 1, fetch: counting });
+    const err = await late.query("example.test", "A").catch((e) => e);
+    expect([err.code, isNotAsked(err), calls]).toEqual(["deadline", true, 0]);
+    // A resolver that never answers, a 10 s timeout, a deadline 300 ms away.
+    const hanging = (async (_: RequestInfo | URL, init?: RequestInit) =>
+      new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))))) as typeof fetch;
+    const started = Date.now();
+    const cut = await createDohClient({ resolverUrls: ["https://a.invalid/dns-query"], timeoutMs: 10_000, deadline: Date.now() + 300, fetch: hanging }).query("example.test", "A").catch((e) => e);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(cut.code).toBe("deadline");
   });
 });
