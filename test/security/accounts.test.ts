@@ -173,7 +173,7 @@ describe("names, descriptions, notes and expressions refuse invisible and reorde
       const path = samplePath(route) + sampleQuery(route);
       const results = await Promise.all(
         Object.entries(kinds).map(async ([kind, text]) => {
-          const body = withValueAt(sample(route.body), field.path, text);
+          const body = withValueAt(sample(route.body ?? undefined), field.path, text);
           const isPublic = route.permission === "none";
           const r = await call(route.method, path, { token: isPublic ? undefined : token, body });
           return { kind, r };
