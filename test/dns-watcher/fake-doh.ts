@@ -21,12 +21,19 @@ export type FakeFault = "servfail" | "refused" | "http500" | "timeout" | "garbag
 export interface FakeResolver {
   url: string;
   /** Replaces the zone (and fault mode) of this resolver. */
-  set(records: FakeRecord[], options?: { fail?: FakeFault; alternate?: FakeRecord[] }): Promise<void>;
+  set(records: FakeRecord[], options?: FakeOptions): Promise<void>;
   /** The queries it received. */
   log(): Promise<{ method: string; name: string; type: string; cd: boolean }[]>;
 }
 
-export async function fakeResolver(records: FakeRecord[] = [], options: { fail?: FakeFault; alternate?: FakeRecord[] } = {}): Promise<FakeResolver> {
+/** fail: a fault mode; alternate: a second zone answered in turns with `records`; ad: answers from `records` say validated (AD). */
+export interface FakeOptions {
+  fail?: FakeFault;
+  alternate?: FakeRecord[];
+  ad?: boolean;
+}
+
+export async function fakeResolver(records: FakeRecord[] = [], options: FakeOptions = {}): Promise<FakeResolver> {
   const ns = `w${unique()}`.replace(/[^A-Za-z0-9_-]/g, "");
   const r: FakeResolver = {
     url: `${base}/doh/${ns}/dns-query`,

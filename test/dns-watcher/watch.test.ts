@@ -307,8 +307,14 @@ describe("DNS watcher API", () => {
     expect((await add("WWW")).body.message).toBe(`Watching www.${domain} A`);
     expect((await add(`mail.${domain}.`)).body.message).toBe(`Watching mail.${domain} A`);
     expect((await add("_mta-sts", "TXT")).body.message).toBe(`Watching _mta-sts.${domain} TXT`);
+    // Underscore labels anywhere below the domain: DKIM selectors, BIMI, TLSA-style service names; relative or in full.
+    expect((await add("s1._domainkey", "TXT")).body.message).toBe(`Watching s1._domainkey.${domain} TXT`);
+    expect((await add("Default._BIMI", "TXT")).body.message).toBe(`Watching default._bimi.${domain} TXT`);
+    expect((await add("_25._tcp.mail", "TXT")).body.message).toBe(`Watching _25._tcp.mail.${domain} TXT`);
+    expect((await add(`google_2024._domainkey.${domain}.`, "TXT")).body.message).toBe(`Watching google_2024._domainkey.${domain} TXT`);
+    expectError(await add(`S1._DOMAINKEY.${domain}`, "TXT"), 409, "conflict");
     expectError(await add("www"), 409, "conflict");
-    for (const name of ["mail.elsewhere.test", "www.", "*.www"]) {
+    for (const name of ["mail.elsewhere.test", "www.", "*.www", "_dmarc.elsewhere.com", `s1._domainkey.elsewhere.test.`, "*._domainkey", "bad_.-label._tcp", "a..b"]) {
       const r = await add(name);
       expectError(r, 400, "validation_error");
       expect(r.body.error.details[0].path, name).toBe("name");

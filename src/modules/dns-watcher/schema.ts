@@ -83,6 +83,7 @@ const spfView = z
     allows_all: z.boolean(),
     allows_all_via: z.string(),
     errors: z.array(z.string()),
+    watched: z.boolean().openapi({ description: "The apex TXT record set is watched; false: nothing is parsed (delete it and the policy is cleared)" }),
     target_records: z
       .record(z.string(), z.array(z.string()))
       .openapi({ description: "The v=spf1 record(s) each include/redirect target had when the policy was last read; every scheduled run compares the targets with them" }),
@@ -104,6 +105,7 @@ const dmarcView = z
     psd: z.string(),
     fo: z.string(),
     errors: z.array(z.string()),
+    watched: z.boolean().openapi({ description: "The _dmarc TXT record set is watched; false: nothing is parsed" }),
   })
   .openapi("DmarcPolicy");
 export const DomainDetail = z

@@ -3,13 +3,16 @@
  * domain. Every query goes through the organization's Tenant handle; another
  * organization's domain or record set is 404.
  */
-import { and, desc, eq, sql } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
+import { quotaGuard } from "../../db/schema";
 import { dnsDomains, dnsHistory, dnsRecordSets } from "../../db/schema/dns-watcher";
-import { invalidField, notFound } from "../../platform/errors";
+import { isForeignKeyViolation, isQuotaGuard, isUniqueViolation } from "../../platform/db-errors";
+import { conflict, invalidField, notFound, quotaExceeded } from "../../platform/errors";
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import type { WatchedRecordType } from "../../platform/dns/presentation";
+import { parse } from "tldts";
 import { normalizeDomain } from "../lists/domain";
 import { NO_DMARC, type DmarcRecord } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
@@ -17,6 +20,13 @@ import type { DOMAIN_SORT } from "./schema";
 import { parseStoredJson } from "./stored-json";
 
 registerUsageCounter("dns_domains", (db, organizationId) => tenantDb(db, organizationId).count(dnsDomains));
+
+/**
+ * Record sets one domain may watch (the default 7 included): enough for the mail and
+ * service names of a zone (DKIM selectors, _mta-sts, _smtp._tls, TLS names), while a
+ * run's cost per domain stays bounded. Enforced atomically with the insert.
+ */
+export const MAX_RECORD_SETS_PER_DOMAIN = 50;
 
 /** Watched for every new domain: apex A, AAAA, MX, NS, TXT, CAA and the _dmarc TXT (ADDENDUM 8). */
 export const DEFAULT_RECORD_SETS = (domain: string): { name: string; type: WatchedRecordType }[] => [
@@ -37,34 +47,48 @@ export function watchedDomainName(raw: string, field = "domain_name"): string {
   return r.value;
 }
 
+/** A label holding an underscore: a service or selector label (`_dmarc`, `_tcp`, `s1_2024`), not a host name. */
+const SERVICE_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+const isServiceLabel = (label: string) => label.includes("_");
+
 /**
  * A record set's owner name, read like a zone file written for the domain: `@` (or
- * empty) is the domain; a single label without a dot (`www`, `_mta-sts`) is relative to
- * the domain; anything else is a full name that must be the domain or below it (a
- * trailing dot is allowed). Leading underscore labels (`_dmarc`, `_mta-sts`) are kept as
- * written, lowercased; the rest is normalized like a domain. Outside the domain: 400.
+ * empty) is the domain; a name with a trailing dot, or ending in the domain, is a full
+ * name; otherwise a single label (`www`) or a name with underscore labels anywhere
+ * (`_mta-sts`, `s1._domainkey`, `default._bimi`, `_25._tcp.mail`) is relative to the
+ * domain, unless it ends in a public top-level domain (`_dmarc.example.com`: a full
+ * name, outside); several ordinary labels (`mail.elsewhere.test`) are a full name.
+ * Labels with an underscore are kept as written, lowercased (letters, digits, hyphens
+ * and underscores, 1-63 characters); the others are normalized like a domain (IDN to
+ * A-labels). A wildcard, or a name outside the domain: 400 naming `field`.
  */
 export function recordSetName(raw: string, domain: string, field = "name"): string {
   refuseWildcard(raw, field);
-  const trimmed = raw.trim();
-  let text = trimmed.replace(/\.$/, "");
-  if (text === "@" || text === "") return domain;
-  if (!text.includes(".") && !trimmed.endsWith(".")) text = `${text}.${domain}`;
+  // The full stops UTS #46 maps to "." are dots here too, so labels are split once.
+  const trimmed = raw.trim().replace(/[\u3002\uff0e\uff61]/g, ".");
+  const absolute = trimmed.endsWith(".");
+  const text = trimmed.replace(/\.$/, "");
+  if (text === "@" || (text === "" && !absolute)) return domain;
   const labels = text.split(".");
-  const service: string[] = [];
-  while (labels.length && labels[0].startsWith("_")) {
-    const l = labels.shift()!.toLowerCase();
-    if (!/^_[a-z0-9-]{1,62}$/.test(l)) throw invalidField(field, `'${raw}': '${l}' is not a valid label`, "Invalid record name");
-    service.push(l);
+  if (labels.some((l) => l === "")) throw invalidField(field, `'${raw}' has an empty label`, "Invalid record name");
+  const lower = text.toLowerCase();
+  const endsInDomain = lower === domain || lower.endsWith(`.${domain}`);
+  const last = labels[labels.length - 1].toLowerCase();
+  const relative = !absolute && !endsInDomain && (labels.length === 1 || (labels.some(isServiceLabel) && !parse(`x.${last}`).isIcann));
+  const full = relative ? [...labels, ...domain.split(".")] : labels;
+
+  // Underscore labels as written; the rest through UTS #46, a placeholder standing in for each underscore label.
+  for (const l of full.filter(isServiceLabel)) {
+    if (!SERVICE_LABEL.test(l.toLowerCase())) throw invalidField(field, `'${raw}': '${l}' is not a valid label`, "Invalid record name");
   }
-  let rest = domain;
-  if (labels.length) {
-    const r = normalizeDomain(labels.join("."));
-    if (!r.ok) throw invalidField(field, r.message, "Invalid record name");
-    rest = r.value;
+  const r = normalizeDomain(full.map((l) => (isServiceLabel(l) ? "x" : l)).join("."));
+  if (!r.ok) throw invalidField(field, r.message.replace(/'[^']*'/, `'${raw}'`), "Invalid record name");
+  const normalized = r.value.split(".");
+  if (normalized.length !== full.length) throw invalidField(field, `'${raw}' is not a valid record name`, "Invalid record name");
+  const name = normalized.map((l, i) => (isServiceLabel(full[i]) ? full[i].toLowerCase() : l)).join(".");
+  if (name !== domain && !name.endsWith(`.${domain}`)) {
+    throw invalidField(field, `'${raw}' is outside the watched domain ${domain} (a single label such as 'www', or a name with underscore labels such as 's1._domainkey', is read below ${domain}; write other names in full)`, "Record set outside the domain");
   }
-  const name = [...service, rest].join(".");
-  if (rest !== domain && !rest.endsWith(`.${domain}`)) throw invalidField(field, `'${raw}' is outside the watched domain ${domain} (a single label such as 'www' is read as www.${domain})`, "Record set outside the domain");
   if (name.length > 253) throw invalidField(field, `'${raw}' is longer than 253 characters`, "Invalid record name");
   return name;
 }
@@ -146,15 +170,25 @@ export async function listDomains(t: Tenant, q: DomainListInput) {
   return limitOffsetBody("domains", rows.map(domainView), total, q);
 }
 
-/** The domain with its current state: record sets and values, parsed SPF and DMARC, DNSSEC. */
+/** The record sets the parsed policies come from: the apex TXT (SPF) and `_dmarc` TXT (DMARC). */
+const isSpfSource = (domain: string, s: { name: string; type: string }) => s.type === "TXT" && s.name === domain;
+const isDmarcSource = (domain: string, s: { name: string; type: string }) => s.type === "TXT" && s.name === `_dmarc.${domain}`;
+
+/**
+ * The domain with its current state: record sets and values, parsed SPF and DMARC,
+ * DNSSEC. A policy whose record set is not watched says so (`watched` false) and shows
+ * nothing parsed.
+ */
 export async function getDomain(t: Tenant, id: number) {
   const d = await t.getOr404(dnsDomains, id, "DNS domain");
   const sets = await t.select(dnsRecordSets, eq(dnsRecordSets.domainId, id)).orderBy(dnsRecordSets.name, dnsRecordSets.type).all();
+  const spfWatched = sets.some((s) => isSpfSource(d.domainName, s));
+  const dmarcWatched = sets.some((s) => isDmarcSource(d.domainName, s));
   return {
     ...domainView(d),
     records: sets.map(recordSetView),
-    spf: parseStoredJson<SpfAnalysis>(d.spfJson) ?? { ...EMPTY_SPF },
-    dmarc: parseStoredJson<DmarcRecord>(d.dmarcJson) ?? { ...NO_DMARC },
+    spf: { ...((spfWatched ? parseStoredJson<SpfAnalysis>(d.spfJson) : null) ?? EMPTY_SPF), watched: spfWatched },
+    dmarc: { ...((dmarcWatched ? parseStoredJson<DmarcRecord>(d.dmarcJson) : null) ?? NO_DMARC), watched: dmarcWatched },
     dnssec: { status: d.dnssecStatus, validated: d.dnssecStatus === "validated", error: d.dnssecError },
   };
 }
@@ -184,32 +218,57 @@ export async function listRecordSets(t: Tenant, domainId: number) {
   return { domain: d.domainName, records: sets.map(recordSetView) };
 }
 
+/**
+ * The statement that fails a batch (403) when the domain watches more than
+ * MAX_RECORD_SETS_PER_DOMAIN record sets after its inserts: the per-monitor target cap
+ * of cert-watcher, on the same `quota_guard` mechanism, so parallel adds never exceed it.
+ */
+function recordSetCap(t: Tenant, domainId: number) {
+  const after = t.usage(dnsRecordSets, eq(dnsRecordSets.domainId, domainId));
+  return t.db.insert(quotaGuard).select(sql`SELECT 'record_sets_per_domain' WHERE (${after}) > ${MAX_RECORD_SETS_PER_DOMAIN}`);
+}
+
+function recordSetWriteError(err: unknown, duplicate: string): unknown {
+  if (isUniqueViolation(err)) return conflict(duplicate);
+  if (isQuotaGuard(err)) return quotaExceeded(`A domain watches at most ${MAX_RECORD_SETS_PER_DOMAIN} record sets`);
+  if (isForeignKeyViolation(err)) return notFound("DNS domain"); // deleted meanwhile
+  return err;
+}
+
 export async function addRecordSet(t: Tenant, domainId: number, input: { name: string; type: WatchedRecordType }, now: Date) {
   const d = await t.getOr404(dnsDomains, domainId, "DNS domain");
   const name = recordSetName(input.name, d.domainName);
-  const { row } = await t.create(
-    dnsRecordSets,
-    { domainId, name, type: input.type, createdAt: now.toISOString() },
-    { duplicate: `${name} ${input.type} is already watched` },
-  );
-  return { id: row.id, message: `Watching ${name} ${input.type}` };
+  try {
+    const [rows] = await t.db.batch([t.insert(dnsRecordSets, { domainId, name, type: input.type, createdAt: now.toISOString() }).returning(), recordSetCap(t, domainId)]);
+    return { id: (rows as { id: number }[])[0].id, message: `Watching ${name} ${input.type}` };
+  } catch (err) {
+    throw recordSetWriteError(err, `${name} ${input.type} is already watched`);
+  }
 }
 
+/**
+ * Stops watching a record set. The apex TXT and `_dmarc` TXT carry the domain's SPF and
+ * DMARC policy: deleting one clears the parsed policy in the same batch, so the domain
+ * view never shows a policy nothing watches any more.
+ */
 export async function deleteRecordSet(t: Tenant, domainId: number, recordId: number) {
-  await t.getOr404(dnsDomains, domainId, "DNS domain");
+  const d = await t.getOr404(dnsDomains, domainId, "DNS domain");
   const r = await t.first(dnsRecordSets, eq(dnsRecordSets.id, recordId), eq(dnsRecordSets.domainId, domainId));
   if (!r) throw notFound("Record set");
-  await t.delete(dnsRecordSets, eq(dnsRecordSets.id, recordId)).run();
+  const clear = isSpfSource(d.domainName, r) ? { spfJson: null } : isDmarcSource(d.domainName, r) ? { dmarcJson: null } : null;
+  const remove = t.delete(dnsRecordSets, eq(dnsRecordSets.id, recordId));
+  if (clear) await t.db.batch([remove, t.update(dnsDomains, clear, eq(dnsDomains.id, domainId))]);
+  else await remove.run();
   return { message: `Stopped watching ${r.name} ${r.type}` };
 }
 
 /** Confirmed changes, newest first. */
 export async function history(t: Tenant, domainId: number, q: { limit: number; offset: number }) {
   const d = await t.getOr404(dnsDomains, domainId, "DNS domain");
-  const cond = t.where(dnsHistory, eq(dnsHistory.domainId, domainId));
+  const ofDomain = eq(dnsHistory.domainId, domainId);
   const { rows, total } = await readPage(
-    t.db.select().from(dnsHistory).where(cond).orderBy(desc(dnsHistory.observedAt), desc(dnsHistory.id)).limit(q.limit).offset(q.offset),
-    t.db.select({ n: sql<number>`count(*)` }).from(dnsHistory).where(and(cond)),
+    t.select(dnsHistory, ofDomain).orderBy(desc(dnsHistory.observedAt), desc(dnsHistory.id)).limit(q.limit).offset(q.offset),
+    t.countQuery(dnsHistory, ofDomain),
   );
   return {
     domain: d.domainName,
@@ -252,9 +311,13 @@ export async function watchProposedName(t: Tenant, hostname: string, now: Date):
     const created = await createDomain(t, { domain_name: name, notes: "proposed by a CT filter feed" }, now);
     return { domain_id: created.id, message: created.message };
   }
-  await t
-    .insert(dnsRecordSets, (["A", "AAAA"] as const).map((type) => ({ domainId: parent.id, name, type, createdAt: now.toISOString() })))
-    .onConflictDoNothing()
-    .run();
+  try {
+    await t.db.batch([
+      t.insert(dnsRecordSets, (["A", "AAAA"] as const).map((type) => ({ domainId: parent.id, name, type, createdAt: now.toISOString() }))).onConflictDoNothing(),
+      recordSetCap(t, parent.id),
+    ]);
+  } catch (err) {
+    throw recordSetWriteError(err, `${name} is already watched`);
+  }
   return { domain_id: parent.id, message: `Watching ${name} A and AAAA in ${parent.domainName}` };
 }
