@@ -14,11 +14,8 @@
  *  dns_change_facts   what the weekly audit reads: one row per confirmed change per kind
  *                     (the FACTS CONTRACT), written in the same D1 batch as the history row.
  */
-import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { organizations } from "./platform";
-
-const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`;
+import { createdAt, id, organizationId, timestamps } from "./columns";
 
 /** ok: every record set resolved; partial: some lookups failed; error: none resolved. */
 export const DNS_CHECK_STATUSES = ["ok", "partial", "error"] as const;
@@ -30,8 +27,8 @@ export type DnsFactKind = (typeof DNS_FACT_KINDS)[number];
 export const dnsDomains = sqliteTable(
   "dns_domains",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     /** Lowercase A-label, no trailing dot. */
     domainName: text("domain_name").notNull(),
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
@@ -54,8 +51,7 @@ export const dnsDomains = sqliteTable(
     spfJson: text("spf_json"),
     /** Parsed DMARC policy in force (modules/dns-watcher/dmarc.ts DmarcRecord), null before _dmarc resolved. */
     dmarcJson: text("dmarc_json"),
-    createdAt: text("created_at").notNull().default(now),
-    updatedAt: text("updated_at").notNull().default(now),
+    ...timestamps(),
   },
   // No index on last_checked_at: every check moves it, and D1 bills an index entry as a
   // row written, which would double what an unchanged domain costs. Picking the due
@@ -66,8 +62,8 @@ export const dnsDomains = sqliteTable(
 export const dnsRecordSets = sqliteTable(
   "dns_record_sets",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     domainId: integer("domain_id")
       .notNull()
       .references(() => dnsDomains.id, { onDelete: "cascade" }),
@@ -81,7 +77,7 @@ export const dnsRecordSets = sqliteTable(
     /** The last lookup error ("SERVFAIL (EDE 6 DNSSEC Bogus)", "timeout: ..."), null when the last lookup resolved. */
     lastError: text("last_error"),
     lastChangedAt: text("last_changed_at"),
-    createdAt: text("created_at").notNull().default(now),
+    createdAt: createdAt(),
   },
   (t) => [uniqueIndex("dns_record_sets_domain_name_type_unique").on(t.domainId, t.name, t.type)],
 );
@@ -89,8 +85,8 @@ export const dnsRecordSets = sqliteTable(
 export const dnsHistory = sqliteTable(
   "dns_history",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     domainId: integer("domain_id")
       .notNull()
       .references(() => dnsDomains.id, { onDelete: "cascade" }),
@@ -119,8 +115,8 @@ export const dnsHistory = sqliteTable(
 export const dnsChangeFacts = sqliteTable(
   "dns_change_facts",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    organizationId: integer("organization_id").notNull().references(() => organizations.id),
+    id: id(),
+    organizationId: organizationId(),
     domainId: integer("domain_id")
       .notNull()
       .references(() => dnsDomains.id, { onDelete: "cascade" }),
