@@ -37,11 +37,6 @@ export interface MailMessage {
   attachments?: MailAttachment[];
 }
 
-/** An attachment from bytes (base64-encoded for the outbox and for MIME). */
-export function attachment(filename: string, contentType: string, bytes: Uint8Array): MailAttachment {
-  return { filename, content_type: contentType, size: bytes.length, content: Buffer.from(bytes).toString("base64") };
-}
-
 /** What produces an attachment's bytes at delivery: a registered kind and its key (e.g. a report). */
 export interface AttachmentSource {
   kind: string;
