@@ -67,7 +67,7 @@ describe("matches() is RE2: linear time", () => {
     const [over, overMs] = timed(() => evaluate(rule, event));
     expect(over.matched).toBe(false);
     expect(over.error).toContain(`at most ${MAX_MATCH_TEXT_LENGTH} are matched`);
-    expect(overMs).toBeLessThan(50);
+    expect(overMs).toBeLessThan(100);
   });
 
   it("keeps CEL semantics: partial match, anchors, inline flags, computed patterns", () => {
@@ -115,10 +115,11 @@ describe("pattern size and regex work are bounded", () => {
   });
 
   it(`a program over ${MAX_PROGRAM_SIZE} instructions is refused (clearly larger ones before compiling), also when the pattern is computed`, () => {
+    // (Bounds in ms are loose for a loaded CI machine: the unbounded engine took seconds.)
     for (const pattern of ["(?:[a-z]{100}){10}", `${LARGEST}${LARGEST}${LARGEST}`, "(?:(?:ab){50}){20}"]) {
       const [r, ms] = timed(() => compileRule("ct-log", `cert.subject.matches('${pattern}')`, []));
       expect(r, pattern).toMatchObject({ ok: false, code: "too_complex", position: { line: 1, column: 22 } });
-      expect(ms).toBeLessThan(50);
+      expect(ms).toBeLessThan(300);
     }
     // The same pattern taken from the event: an evaluation error, in milliseconds.
     const event = ctLogEvent();
@@ -127,7 +128,11 @@ describe("pattern size and regex work are bounded", () => {
       const [r, ms] = timed(() => evaluate(compiled(expr), event));
       expect(r.matched).toBe(false);
       expect(r.error).toMatch(/repetition \{0,1000\}|too large: it compiles to (about )?\d+ instructions/);
-      expect(ms).toBeLessThan(50);
+      expect(ms).toBeLessThan(300);
+      // A refused pattern is remembered: seen again, it costs nothing.
+      const [again, againMs] = timed(() => evaluate(compiled(expr), event));
+      expect(again.error).toBe(r.error);
+      expect(againMs).toBeLessThan(50);
     }
   });
 
@@ -139,7 +144,7 @@ describe("pattern size and regex work are bounded", () => {
     const [over, overMs] = timed(() => evaluate(rule, event));
     expect(over.matched).toBe(false);
     expect(over.error).toContain(`more than ${REGEX_WORK_BUDGET} units`);
-    expect(overMs).toBeLessThan(20);
+    expect(overMs).toBeLessThan(100);
     // Within the budget it runs and matches as RE2 does.
     event.cert.subject = "a".repeat(800) + "b";
     const [within, ms] = timed(() => evaluate(rule, event));

@@ -48,6 +48,13 @@ export const MAX_EXPRESSION_PROGRAM_SIZE = 4 * MAX_PROGRAM_SIZE;
 export class PatternTooComplex extends Error {}
 
 const cache = new Map<string, Re2>();
+/** Patterns refused for their size, by the reason: a pattern computed from events is often seen again. */
+const refused = new Map<string, string>();
+
+function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+  if (map.size >= 512) map.delete(map.keys().next().value as K);
+  map.set(key, value);
+}
 
 /**
  * An upper estimate of the instructions RE2 compiles `pattern` to, read from the
@@ -190,12 +197,23 @@ const tooLarge = (size: number, about = "") =>
 export function compileRe2(pattern: string, charge = false): Re2 {
   let re = cache.get(pattern);
   if (re) return re;
-  const estimate = checkPatternSize(pattern);
+  const known = refused.get(pattern);
+  if (known !== undefined) throw new PatternTooComplex(known);
+  let estimate: number;
+  try {
+    estimate = checkPatternSize(pattern);
+  } catch (e) {
+    if (e instanceof PatternTooComplex) remember(refused, pattern, e.message);
+    throw e;
+  }
   if (charge) chargeRegexWork(estimate * COMPILE_COST_PER_INSTRUCTION);
   re = RE2JS.compile(pattern);
-  if (re.programSize() > MAX_PROGRAM_SIZE) throw new PatternTooComplex(tooLarge(re.programSize()));
-  if (cache.size >= 512) cache.delete(cache.keys().next().value as string);
-  cache.set(pattern, re);
+  if (re.programSize() > MAX_PROGRAM_SIZE) {
+    const reason = tooLarge(re.programSize());
+    remember(refused, pattern, reason);
+    throw new PatternTooComplex(reason);
+  }
+  remember(cache, pattern, re);
   return re;
 }
 
