@@ -221,7 +221,10 @@ function MonitorsTab() {
               ),
           },
           { label: "Indicators", render: (m) => <IndicatorBadges i={m.indicators} /> },
-          { label: "Targets", sort: "target", render: (m) => m.indicators.target_count, class: "num" },
+          // The API's sort_by=target orders by target_dns (the SNI override), not by the number of targets:
+          // that sort belongs to the column showing target_dns; the count has no API sort.
+          { label: "SNI override", sort: "target", render: (m) => (m.target_dns ? <span class="mono">{m.target_dns}</span> : <span class="muted">none</span>) },
+          { label: "Targets", render: (m) => m.indicators.target_count, class: "num" },
           { label: "Days left", render: (m) => m.indicators.min_days_left ?? <span class="muted">—</span>, class: "num" },
           { label: "Last scan", sort: "last_scan_time", render: (m) => <Time iso={m.last_scan_time} /> },
           ...(canDelete
@@ -626,6 +629,11 @@ export function CertMonitorPage({ id }: { id: string }) {
                   render: (x) => (
                     <button type="button" aria-expanded={open === x.id ? "true" : "false"} onClick={() => setOpen(open === x.id ? null : x.id)}>
                       {open === x.id ? "Hide" : "Show"}
+                      {/* Every row has this button: its name says which scan it opens. */}
+                      <span class="sr-only">
+                        {" "}
+                        scan {x.id} of {x.ip_address}, <Time iso={x.scan_time} />
+                      </span>
                     </button>
                   ),
                 },
