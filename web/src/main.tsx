@@ -13,6 +13,7 @@ import { AcceptInvitationPage, LoginPage, SignupPage } from "./pages/auth";
 import { OVERVIEW_URL, OverviewPage, REPORTS_QUERY, REPORTS_URL } from "./pages/overview";
 import { ErrorBox } from "./ui/widgets";
 import { lazy } from "./ui/lazy";
+import { setUtcTimes, useUtcTimes } from "./ui/time";
 
 // The overview ships with the first page; every other page is its own chunk, loaded
 // when first opened (the first page stays small).
@@ -85,11 +86,23 @@ function Shell({ children, path }: { children: ComponentChildren; path: string }
   const session = useSession();
   const [menuOpen, setMenuOpen] = useState(false);
   const [logoutError, setLogoutError] = useState<ApiError>();
+  const utcTimes = useUtcTimes();
   useEffect(() => setMenuOpen(false), [path]);
   const section = "/" + (path.split("/")[1] ?? "");
   return (
     <div class="shell">
-      <a class="skip" href="#main">
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          // Handled here, not by the router's link interception (which would treat #main as
+          // this same page and do nothing): focus goes to the content, Tab continues from there.
+          e.preventDefault();
+          const main = document.getElementById("main");
+          main?.focus();
+          main?.scrollIntoView();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
@@ -107,6 +120,10 @@ function Shell({ children, path }: { children: ComponentChildren; path: string }
         </button>
         <div class="user">
           <span class="email">{session.me.user.email}</span>
+          {/* The UTC value of a time is its hover title; this switch makes it reachable by keyboard and touch. */}
+          <button type="button" aria-pressed={utcTimes ? "true" : "false"} title="Show every time in UTC instead of your local time" onClick={() => setUtcTimes(!utcTimes)}>
+            UTC times
+          </button>
           <button
             type="button"
             onClick={async () => {

@@ -21,14 +21,30 @@ export function navigate(to: string, opts: { replace?: boolean } = {}) {
   if (opts.replace) history.replaceState(null, "", to);
   else history.pushState(null, "", to);
   for (const l of listeners) l();
-  // A new page: move focus to its main heading for screen-reader and keyboard users.
+  requestAnimationFrame(() => window.scrollTo(0, 0));
+  focusHeading(++navigations, document.activeElement, 40);
+}
+
+let navigations = 0;
+
+/**
+ * A new page: move focus to its main heading for screen-reader and keyboard users.
+ * A page opened for the first time loads its own chunk first, so its heading may come
+ * a little later: look again every 50 ms for up to `tries` times, unless another
+ * navigation started or the user has moved focus meanwhile.
+ */
+function focusHeading(navigation: number, from: Element | null, tries: number) {
   requestAnimationFrame(() => {
+    // The link that was clicked may be gone with the old page (focus on body): that is not the user moving on.
+    const at = document.activeElement;
+    if (navigation !== navigations || (at !== from && at !== document.body && at !== null)) return;
     const h = document.querySelector<HTMLElement>("main h1");
     if (h) {
       h.tabIndex = -1;
       h.focus({ preventScroll: true });
+    } else if (tries > 0) {
+      setTimeout(() => focusHeading(navigation, from, tries - 1), 50);
     }
-    window.scrollTo(0, 0);
   });
 }
 
@@ -67,6 +83,8 @@ export function interceptLinks(root: HTMLElement) {
     const a = (ev.target as HTMLElement).closest("a");
     if (!a || a.target || a.hasAttribute("download") || a.origin !== window.location.origin) return;
     if (a.pathname.startsWith("/api/") || a.pathname.startsWith("/vendor/")) return;
+    // A link within this page (#fragment): the browser's own scrolling and focus.
+    if (a.hash && a.pathname === window.location.pathname && a.search === window.location.search) return;
     ev.preventDefault();
     navigate(a.pathname + a.search);
   });

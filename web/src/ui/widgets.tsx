@@ -121,11 +121,22 @@ export function TabPanel({ id, children }: { id: string; children: ComponentChil
 /** A modal dialog (native <dialog>: focus is trapped and Escape closes it). */
 export function Dialog({ title, open, onClose, children, wide }: { title: string; open: boolean; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const opener = useRef<HTMLElement | null>(null);
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (open && !d.open) d.showModal();
+    if (open && !d.open) {
+      opener.current = document.activeElement as HTMLElement | null;
+      d.showModal();
+    }
     if (!open && d.open) d.close();
+    // Closed (Escape, Cancel, saved): a keyboard user continues from the button that opened it.
+    const back = opener.current;
+    if (!open && back) {
+      opener.current = null;
+      const at = document.activeElement;
+      if (back.isConnected && (!at || at === document.body || d.contains(at))) back.focus();
+    }
   }, [open]);
   return (
     <dialog ref={ref} class={wide ? "wide" : ""} aria-labelledby="dialog-title" onClose={onClose} onCancel={onClose}>
