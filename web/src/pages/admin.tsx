@@ -107,6 +107,8 @@ function UsersTab() {
   const [state, setState] = useTableState({ sortBy: "email", pageSize: 20 });
   const [editing, setEditing] = useState<User | null>(null);
   const [roles, setRoles] = useState<RoleRef[]>([]);
+  // An error saving roles shows inside the (modal) role dialog: outside it, it would be hidden behind it.
+  const [rolesErr, setRolesErr] = useState<ApiError>();
   const [notice, setNotice] = useState("");
   const [err, setErr] = useState<any>();
   const canManage = s.can("admin:manage_users");
@@ -141,7 +143,7 @@ function UsersTab() {
                     ) : (
                       <span class="row-actions">
                         {canRoles && (
-                          <button type="button" aria-label={`Roles of ${u.email}`} onClick={() => (setRoles(u.permissions.map((p) => ({ module_name: p.module, role_name: p.role }))), setEditing(u))}>
+                          <button type="button" aria-label={`Roles of ${u.email}`} onClick={() => (setRoles(u.permissions.map((p) => ({ module_name: p.module, role_name: p.role }))), setRolesErr(undefined), setEditing(u))}>
                             Roles
                           </button>
                         )}
@@ -162,8 +164,19 @@ function UsersTab() {
         {editing && (
           <div class="form">
             <RolePicker catalog={catalog.data} value={roles} onChange={setRoles} />
+            <ErrorBox error={rolesErr} />
             <div class="form-actions">
-              <ActionButton class="primary" busyLabel="Saving…" onError={setErr} onClick={async () => (setNotice((await put(`/api/admin/users/${editing.id}`, { roles })).message), setEditing(null), r.reload())}>
+              <ActionButton
+                class="primary"
+                busyLabel="Saving…"
+                onError={setRolesErr}
+                onClick={async () => {
+                  setRolesErr(undefined);
+                  setNotice((await put(`/api/admin/users/${editing.id}`, { roles })).message);
+                  setEditing(null);
+                  r.reload();
+                }}
+              >
                 Save roles
               </ActionButton>
               <button type="button" onClick={() => setEditing(null)}>

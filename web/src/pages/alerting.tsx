@@ -117,6 +117,11 @@ function RulesTab({ module }: { module: ModuleName }) {
   const canUpdate = s.can(`${module}:update_alert_rules`);
   const canDelete = s.can(`${module}:delete_alert_rules`);
   const rows = r.data ? localPage(r.data.rules, state, (x, k) => (x as any)[k]) : undefined;
+  // A rule stores channel ids; their names come from the channel list, which only
+  // administrators (admin:manage_users) may read. Others see how many channels a rule notifies.
+  const canSeeChannels = s.can("admin:manage_users");
+  const channels = useResource(() => (canSeeChannels ? get<{ channels: Channel[] }>("/api/notification-channels") : Promise.resolve({ channels: [] as Channel[] })), [canSeeChannels]);
+  const channelName = new Map((channels.data?.channels ?? []).map((c) => [c.id, c.name]));
   if (editing) {
     return (
       <RuleEditor
@@ -182,7 +187,21 @@ function RulesTab({ module }: { module: ModuleName }) {
               ),
           },
           { label: "Condition", render: (x) => <code class="expr">{x.expression}</code> },
-          { label: "Channels", render: (x) => (x.channel_ids.length ? x.channel_ids.map((c) => `#${c}`).join(", ") : <span class="muted">none</span>) },
+          {
+            label: "Channels",
+            render: (x) =>
+              x.channel_ids.length === 0 ? (
+                <span class="muted">none</span>
+              ) : canSeeChannels ? (
+                <ul class="plain" aria-label={`Channels of ${x.name}`}>
+                  {x.channel_ids.map((c) => (
+                    <li>{channelName.get(c) ?? (channels.loading ? "…" : <span class="muted">deleted channel {c}</span>)}</li>
+                  ))}
+                </ul>
+              ) : (
+                `${x.channel_ids.length} ${x.channel_ids.length === 1 ? "channel" : "channels"}`
+              ),
+          },
           { label: "Throttle", sort: "throttle_seconds", render: (x) => `${Math.round(x.throttle_seconds / 60)} min`, class: "num" },
           { label: "Updated", sort: "updated_at", render: (x) => <Time iso={x.updated_at} /> },
           ...(canUpdate || canDelete

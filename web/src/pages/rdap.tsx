@@ -412,11 +412,18 @@ export function RdapDomainPage({ domain }: { domain: string }) {
               label: "Compare",
               render: (x) => (
                 <span class="row-actions">
+                  {/* Every row has a pair: the names say which snapshot each radio picks. */}
                   <label class="inline">
                     <input type="radio" name="snap-a" checked={pickA === x.id} onChange={() => setPickA(x.id)} /> before
+                    <span class="sr-only">
+                      : snapshot {x.id} of <Time iso={x.timestamp} />
+                    </span>
                   </label>
                   <label class="inline">
                     <input type="radio" name="snap-b" checked={pickB === x.id} onChange={() => setPickB(x.id)} /> after
+                    <span class="sr-only">
+                      : snapshot {x.id} of <Time iso={x.timestamp} />
+                    </span>
                   </label>
                 </span>
               ),
