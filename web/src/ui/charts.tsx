@@ -77,7 +77,9 @@ export function LineChart({ data, min = 0, max = 100, title, valueLabel }: { dat
   const W = 600;
   const H = 160;
   const pad = 24;
-  const x = (i: number) => (data.length <= 1 ? W / 2 : pad + (i * (W - 2 * pad)) / (data.length - 1));
+  // The y-axis labels (up to "100") sit left of the plot: the first point must not cover them.
+  const left = 44;
+  const x = (i: number) => (data.length <= 1 ? (left + W - pad) / 2 : left + (i * (W - left - pad)) / (data.length - 1));
   const y = (v: number) => H - pad - ((v - min) / Math.max(1, max - min)) * (H - 2 * pad);
   const path = data.map((d, i) => `${i === 0 ? "M" : "L"}${x(i).toFixed(1)},${y(d.value).toFixed(1)}`).join(" ");
   const summary = `${title}: ${data.map((d) => `${d.label} ${d.value}`).join(", ")}`;
@@ -87,7 +89,7 @@ export function LineChart({ data, min = 0, max = 100, title, valueLabel }: { dat
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={summary} class="line">
         {[min, (min + max) / 2, max].map((v) => (
           <g>
-            <line x1={pad} x2={W - pad} y1={y(v)} y2={y(v)} class="grid" />
+            <line x1={left} x2={W - pad} y1={y(v)} y2={y(v)} class="grid" />
             <text x={2} y={y(v) + 4} class="axis">
               {v}
             </text>
