@@ -232,3 +232,25 @@ describe("alert rules", () => {
     await admin.context.close();
   });
 });
+
+describe("administration", () => {
+  it("an error saving a user's roles is shown inside the role dialog, not behind it", async () => {
+    const admin = await newOrganization(browser, "Roles");
+    const member = await newMember(browser, admin, [{ module_name: "rdap", role_name: "Viewer" }]);
+    const page = admin.page;
+    await page.goto("/admin");
+    await settled(page);
+    await page.getByRole("button", { name: `Roles of ${member.email}` }).click();
+    const dialog = page.getByRole("dialog", { name: `Roles of ${member.email}` });
+    await dialog.getByLabel("DNS watcher").selectOption("Editor");
+    // Meanwhile another administrator removes the user: saving fails.
+    const users = (await admin.api("GET", "/api/admin/users")).body.users as { id: number; email: string }[];
+    expect((await admin.api("DELETE", `/api/admin/users/${users.find((x) => x.email === member.email)!.id}`)).status).toBe(200);
+    await dialog.getByRole("button", { name: "Save roles" }).click();
+    await expect.poll(() => dialog.getByRole("alert").textContent()).toMatch(/not found/i);
+    // The dialog stays open with the choice made, so the administrator sees what failed.
+    expect(await dialog.getByLabel("DNS watcher").inputValue()).toBe("Editor");
+    await member.context.close();
+    await admin.context.close();
+  });
+});

@@ -10,9 +10,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { expect, inject } from "vitest";
+import { poll, postJson, runCron as cronAt } from "./seed";
 
 export const BASE = inject("baseUrl");
 export const HUB = inject("hubUrl");
+export const HUB_SETUP = inject("hubSetup");
 export const PASSWORD = "correct horse battery staple";
 export const CONSOLE = { "X-TrustPlane-Console": "1" };
 
@@ -127,6 +129,45 @@ export async function screenshots(page: Page, name: string) {
   await page.setViewportSize(original);
 }
 
+/** Elements wider than the viewport (at 390 px a page must not scroll sideways; tables scroll inside their region). */
+export async function overflow(page: Page): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const w = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth <= w) return [];
+    return [...document.querySelectorAll("main *")]
+      .filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest(".table-scroll, pre, .tabs"))
+      .slice(0, 5)
+      .map((e) => e.tagName.toLowerCase() + "." + [...e.classList].join(".") + " " + Math.round(e.getBoundingClientRect().right) + "px: " + (e.textContent || "").slice(0, 60));
+  })()`);
+}
+
+export const WIDTHS = [1280, 390] as const;
+
+/**
+ * The page as it is now, at 1280 and at 390 px: an axe scan at each width (the phone
+ * layout is another page for assistive technology: cards, the menu button), a
+ * full-page screenshot at each (`<name>-<width>.png`), and at 390 px no sideways
+ * scrolling. Returns the problems found, each naming `name` and the width.
+ */
+export async function checkAtWidths(page: Page, name: string, widths: readonly number[] = WIDTHS): Promise<string[]> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const original = page.viewportSize() ?? { width: 1280, height: 900 };
+  const problems: string[] = [];
+  for (const width of widths) {
+    await page.setViewportSize({ width, height: width < 700 ? 844 : 900 });
+    await settled(page);
+    const violations = await axe(page);
+    if (violations.length) problems.push(`== ${name} at ${width} px\n${describeViolations(violations)}`);
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true, animations: "disabled" });
+    if (width < 700) {
+      const wide = await overflow(page);
+      if (wide.length) problems.push(`== ${name} is wider than ${width} px:\n   ${wide.join("\n   ")}`);
+    }
+  }
+  await page.setViewportSize(original);
+  return problems;
+}
+
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 export interface AxeViolation {
@@ -179,29 +220,8 @@ export async function visit(page: Page, path: string) {
 }
 
 /** Fires the Cron Trigger of the service (what npm start does every minute). */
-export async function runCron() {
-  const r = await fetch(`${BASE}/__scheduled`);
-  expect(r.ok).toBe(true);
-}
+export const runCron = () => cronAt(BASE);
 
-export async function poll<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v) return v;
-    } catch (e) {
-      // A connection dropped while the service is busy ingesting: ask again.
-      lastError = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${lastError})` : ""}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+export { poll };
 
-export async function hubPost(path: string, body: unknown) {
-  const r = await fetch(`${HUB}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
-  return r.json().catch(() => null);
-}
+export const hubPost = (path: string, body: unknown) => postJson(`${HUB}${path}`, body);

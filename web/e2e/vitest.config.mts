@@ -15,6 +15,9 @@ export default defineConfig({
     environment: "node",
     fileParallelism: false,
     testTimeout: 90_000,
+    // A page's data can take seconds on a busy machine (the API under a Cron run, a
+    // chunk loaded on first use): expect.poll waits for it, up to this long.
+    expect: { poll: { timeout: 15_000 } },
     hookTimeout: 180_000,
   },
 });
