@@ -100,7 +100,7 @@ describe("CT backlog at scale", () => {
     // The first match became visible within a few seconds of its tile being fetched (D1's clock and the
     // fixture's are this machine's), and before the last tile of the backlog was even asked for.
     const tileFetchedAt = new Map<number, number>();
-    for (const r of (await requests(log)) as { path: string; at: number }[]) {
+    for (const r of await requests(log)) {
       const m = /^tile\/data\/(\d{3})(?:\.p\/\d+)?$/.exec(r.path);
       if (m && !tileFetchedAt.has(Number(m[1]))) tileFetchedAt.set(Number(m[1]), r.at);
     }

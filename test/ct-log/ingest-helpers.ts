@@ -33,7 +33,8 @@ export const fault = (log: string, f: Record<string, unknown>) => postJson(`/ctl
 export async function logKey(log: string): Promise<{ log_id_b64: string; tree_size: number }> {
   return (await fetch(`${base}/ctlog/${log}/__control/key`)).json() as any;
 }
-export async function requests(log: string): Promise<{ path: string; query: string }[]> {
+/** Every request the fixture log received, with the time it arrived (ms, this machine's clock). */
+export async function requests(log: string): Promise<{ path: string; query: string; at: number }[]> {
   return (await fetch(`${base}/ctlog/${log}/__control/requests`)).json() as any;
 }
 

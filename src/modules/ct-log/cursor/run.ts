@@ -11,8 +11,9 @@
  *            tree; its names through the filter and typosquat indexes (EntryMatcher);
  *            the CAA lookups of a unit's matches (DNS round trips) go on while the
  *            next units are matched, a few units at a time, and are awaited by the commit
- *   verify   a batch (at least every COMMIT_INTERVAL_MS or COMMIT_ENTRIES, and at the
- *            head and at the end of the budget) is proven a prefix of the signed tree:
+ *   verify   a batch (every COMMIT_INTERVAL_MS, or as soon as the previous commit is
+ *            done if that takes longer; at most COMMIT_ENTRIES; at the head and at the
+ *            end of the budget) is proven a prefix of the signed tree:
  *            static-ct-api completes the tree with the log's hash tiles, RFC 6962
  *            checks a consistency proof (LogClient.provesPrefix)
  *   publish  only then are its observations written (idempotent) and the verified
@@ -38,9 +39,13 @@ import { toBase64 } from "../wire/bytes";
 import { readInOrder } from "./reader";
 import { initialStatus, type CursorRecord, type CursorSink, type CursorStore } from "./state";
 
-/** A batch is verified and published at least this often while reading... */
+/**
+ * A batch is verified and published this often while reading, or as soon as the previous
+ * commit is done when that takes longer (reading never waits for a commit only because a
+ * second has passed)...
+ */
 export const COMMIT_INTERVAL_MS = 1_000;
-/** ... and at least every this many entries. */
+/** ... and at least every this many entries (then reading waits for the previous commit). */
 export const COMMIT_ENTRIES = 16_384;
 const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_MAX_MS = 3600_000;
@@ -204,6 +209,7 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
     const awaitingCaa: Promise<unknown>[] = [];
     /** The commit of the previous batch, under way while this one is read. */
     let committing: Promise<CollapsedMerkleTree> | null = null;
+    let commitUnderWay = false;
     const settle = async () => {
       const c = committing;
       committing = null;
@@ -222,11 +228,16 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
         input.onProgress?.(status);
         const t = input.clock();
         const spent = t >= deadline;
-        if (spent || batch.tree.size === head.treeSize || batch.tree.size - batch.start >= commitEntries || t - lastCommit >= commitIntervalMs) {
+        const due = t - lastCommit >= commitIntervalMs && !commitUnderWay;
+        if (spent || batch.tree.size === head.treeSize || batch.tree.size - batch.start >= commitEntries || due) {
           // In order: the previous batch is published (or refused) before this one is verified.
           await settle();
+          commitUnderWay = true;
           committing = commit(batch, head);
-          committing.catch(() => undefined); // observed by settle()
+          committing.then(
+            () => (commitUnderWay = false),
+            () => (commitUnderWay = false), // the failure itself is observed by settle()
+          );
           lastCommit = input.clock();
           if (spent) {
             await settle();
