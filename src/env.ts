@@ -179,7 +179,7 @@ export function loadConfig(env: Bindings): Config {
     ctBatchSize: int(env.CT_BATCH_SIZE, 256, 1),
     ctPollSpreadSeconds: int(env.CT_POLL_SPREAD_SECONDS, 30, 0, 55),
     ctPoliteness: {
-      requestsPerSecond: int(env.CT_REQUESTS_PER_SECOND, 50, 0),
+      requestsPerSecond: int(env.CT_REQUESTS_PER_SECOND, 100, 0),
       concurrency: int(env.CT_CONCURRENCY, 4, 1, 16),
       overrides: ctPolitenessOverrides(env.CT_LOG_POLITENESS),
     },
