@@ -21,8 +21,10 @@ import { conflict, notFound, quotaExceeded } from "./errors";
 import { isQuotaGuard, isUniqueViolation } from "./db-errors";
 import { TIER_LIMITS, type QuotaResource, type Tier } from "./quotas";
 
+/** A table whose rows belong to an organization (link tables without an `id` included). */
+export type OrganizationTable = SQLiteTable & { organizationId: SQLiteColumn };
 /** A table whose rows belong to an organization and have an integer `id`. */
-export type TenantTable = SQLiteTable & { organizationId: SQLiteColumn; id: SQLiteColumn };
+export type TenantTable = OrganizationTable & { id: SQLiteColumn };
 export type Row<T extends TenantTable> = T["$inferSelect"];
 export type NewRow<T extends TenantTable> = Omit<T["$inferInsert"], "organizationId">;
 
@@ -50,8 +52,8 @@ export class Tenant {
     readonly organizationId: number,
   ) {}
 
-  /** `organization_id = ?` AND every given condition. */
-  where(table: TenantTable, ...conditions: Condition[]): SQL {
+  /** `organization_id = ?` AND every given condition (any table with an organization column). */
+  where(table: OrganizationTable, ...conditions: Condition[]): SQL {
     return and(eq(table.organizationId, this.organizationId), ...conditions) as SQL;
   }
 
@@ -85,17 +87,17 @@ export class Tenant {
       .where(this.where(table, ...conditions)) as unknown as TenantSelect<Row<T>>;
   }
 
-  async count(table: TenantTable, ...conditions: Condition[]): Promise<number> {
+  async count(table: OrganizationTable, ...conditions: Condition[]): Promise<number> {
     return (await this.countQuery(table, ...conditions).get())?.n ?? 0;
   }
 
   /** `SELECT count(*)` of the organization's matching rows, as a query (batchable). */
-  countQuery(table: TenantTable, ...conditions: Condition[]) {
+  countQuery(table: OrganizationTable, ...conditions: Condition[]) {
     return this.db.select({ n: count() }).from(table as SQLiteTable).where(this.where(table, ...conditions));
   }
 
   /** The same count as an SQL expression, for quota guards. */
-  usage(table: TenantTable, ...conditions: Condition[]): SQL {
+  usage(table: OrganizationTable, ...conditions: Condition[]): SQL {
     return sql`SELECT count(*) FROM ${table} WHERE ${this.where(table, ...conditions)}`;
   }
 
@@ -114,7 +116,7 @@ export class Tenant {
   }
 
   /** A delete of the organization's matching rows (batchable). */
-  delete<T extends TenantTable>(table: T, ...conditions: Condition[]) {
+  delete<T extends OrganizationTable>(table: T, ...conditions: Condition[]) {
     return this.db.delete(table as SQLiteTable).where(this.where(table, ...conditions));
   }
 

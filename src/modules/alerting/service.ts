@@ -139,8 +139,7 @@ export async function replaceRule(t: Tenant, module: ModuleName, id: number, inp
       },
       eq(alertRules.id, current.id),
     ),
-    // The rule was read through the tenant handle, so its id alone scopes its list links.
-    t.db.delete(alertRuleLists).where(eq(alertRuleLists.ruleId, current.id)),
+    t.delete(alertRuleLists, eq(alertRuleLists.ruleId, current.id)),
     ...compiled.listNames.map((listName) => t.db.insert(alertRuleLists).values({ ruleId: current.id, organizationId: t.organizationId, listName })),
   ]);
   return { message: "Alert rule updated" };
