@@ -24,7 +24,7 @@
 import { Buffer } from "node:buffer";
 import { and, eq, inArray, lte } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { mailOutbox, type MailAttachment } from "../db/schema/platform";
+import { mailOutbox, type AttachmentSource, type MailAttachment } from "../db/schema/platform";
 import type { Config } from "../env";
 
 export interface MailMessage {
@@ -37,14 +37,6 @@ export interface MailMessage {
   attachments?: MailAttachment[];
 }
 
-/** What produces an attachment's bytes at delivery: a registered kind and its key (e.g. a report). */
-export interface AttachmentSource {
-  kind: string;
-  key: string;
-}
-
-/** An attachment as the outbox row holds it: its bytes, or ("" content) the source to render them from. */
-export type OutboxAttachment = MailAttachment & { source?: AttachmentSource };
 
 /** Produces the bytes of a source for the message's organization (null for service mail); throws when it cannot. */
 export type AttachmentRenderer = (db: Db, organizationId: number | null, key: string) => Promise<Uint8Array>;
@@ -59,7 +51,7 @@ export function registerAttachmentRenderer(kind: string, render: AttachmentRende
 }
 
 /** An attachment rendered at delivery from `source`; `size` is the rendered file's, known to the caller. */
-export function renderedAttachment(filename: string, contentType: string, size: number, source: AttachmentSource): OutboxAttachment {
+export function renderedAttachment(filename: string, contentType: string, size: number, source: AttachmentSource): MailAttachment {
   return { filename, content_type: contentType, size, content: "", source };
 }
 
@@ -67,7 +59,7 @@ export function renderedAttachment(filename: string, contentType: string, size: 
  * The attachments of one outbox row with their bytes: stored content as is, sources
  * rendered through `cache` (one rendering per source and organization per delivery run).
  */
-async function withContent(db: Db, organizationId: number | null, attachments: OutboxAttachment[], cache: Map<string, Promise<string>>): Promise<MailAttachment[]> {
+async function withContent(db: Db, organizationId: number | null, attachments: MailAttachment[], cache: Map<string, Promise<string>>): Promise<MailAttachment[]> {
   return Promise.all(
     attachments.map(async (a) => {
       if (!a.source || a.content) return { filename: a.filename, content_type: a.content_type, size: a.size, content: a.content };
@@ -202,7 +194,7 @@ export async function deliverPending(
   for (const row of due) {
     const attempts = row.attempts + 1;
     try {
-      const stored = (row.attachments ?? []) as OutboxAttachment[];
+      const stored = row.attachments ?? [];
       const attachments = stored.length ? await withContent(db, row.organizationId, stored, rendered) : undefined;
       await transport.send({ organizationId: row.organizationId, to: row.toAddress, subject: row.subject, body: row.body, kind: row.kind, attachments });
       sent++;

@@ -15,13 +15,23 @@ import { organizations } from "./organizations";
 export { organizations } from "./organizations";
 
 /** A file attached to an outgoing mail (the weekly report's PDF). */
+/** What produces an attachment's bytes at delivery: a registered kind and its key (e.g. a report). */
+export interface AttachmentSource {
+  kind: string;
+  key: string;
+}
+
 export interface MailAttachment {
   filename: string;
   content_type: string;
   /** Bytes of the file (before base64). */
   size: number;
-  /** base64; "" once the mail has been delivered (like the body, it is not kept). */
+  /**
+   * base64; "" once the mail has been delivered (like the body, it is not kept), and ""
+   * when `source` renders the bytes at delivery (src/platform/mailer.ts).
+   */
   content: string;
+  source?: AttachmentSource;
 }
 
 /** A module role held by a user, e.g. `{module: "rdap", role: "Editor"}`. */
