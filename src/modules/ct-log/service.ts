@@ -23,7 +23,6 @@ import {
   ctPublicationClock,
   ctTyposquatMatches,
   ctTyposquatOccurrences,
-  dnsDomains,
 } from "../../db/schema";
 import type { Config } from "../../env";
 import { ApiError, badRequest, forbidden, notFound } from "../../platform/errors";
@@ -498,15 +497,12 @@ export async function acceptProposal(t: Tenant, proposalId: number, now: Date, g
   const p = await t.getOr404(ctProposals, proposalId, "Proposal");
   if (p.kind === "dns") {
     if (!grants.createDnsDomains) throw forbidden("Accepting a dns proposal creates DNS watcher domains: it requires dns-watcher:create_monitoring");
-    // watchProposedName does not say whether it created a domain or added record sets to a
-    // watched one: a domain id above every id the organization had before is one it created.
-    const before = (await t.db.select({ id: max(dnsDomains.id) }).from(dnsDomains).where(t.where(dnsDomains)).get())?.id ?? 0;
     // It may be over quota (403): the proposal then stays proposed.
     const watched = await watchProposedName(t, p.hostname, now);
     await t.update(ctProposals, { status: "accepted", decidedAt: now.toISOString() }, eq(ctProposals.id, p.id)).run();
     return {
       body: { message: `Proposal accepted: ${watched.message}`, dns_domain_id: watched.domain_id },
-      createdDnsDomainId: watched.domain_id > before ? watched.domain_id : null,
+      createdDnsDomainId: watched.created ? watched.domain_id : null,
     };
   }
   const monitorId = p.certMonitorId ?? (await monitorFor(t, p, now));

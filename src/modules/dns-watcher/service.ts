@@ -297,7 +297,7 @@ export async function history(t: Tenant, domainId: number, q: { limit: number; o
  * added there; otherwise the name becomes a watched domain of its own (default set,
  * quota `dns_domains`).
  */
-export async function watchProposedName(t: Tenant, hostname: string, now: Date): Promise<{ domain_id: number; message: string }> {
+export async function watchProposedName(t: Tenant, hostname: string, now: Date): Promise<{ domain_id: number; created: boolean; message: string }> {
   const name = watchedDomainName(hostname.replace(/^\*\./, ""), "hostname");
   // The watched domain that contains the name: the longest of its suffixes that is watched.
   const labels = name.split(".");
@@ -309,7 +309,7 @@ export async function watchProposedName(t: Tenant, hostname: string, now: Date):
     .all();
   if (!parent) {
     const created = await createDomain(t, { domain_name: name, notes: "proposed by a CT filter feed" }, now);
-    return { domain_id: created.id, message: created.message };
+    return { domain_id: created.id, created: true, message: created.message };
   }
   try {
     await t.db.batch([
@@ -319,5 +319,5 @@ export async function watchProposedName(t: Tenant, hostname: string, now: Date):
   } catch (err) {
     throw recordSetWriteError(err, `${name} is already watched`);
   }
-  return { domain_id: parent.id, message: `Watching ${name} A and AAAA in ${parent.domainName}` };
+  return { domain_id: parent.id, created: false, message: `Watching ${name} A and AAAA in ${parent.domainName}` };
 }
