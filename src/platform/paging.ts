@@ -40,6 +40,9 @@ export function pageQuery(opts: { defaultPageSize: number; maxPageSize?: number 
   });
 }
 
+/** Rows to skip for a `page` + `page_size` query (pages are 1-based). */
+export const pageOffset = (q: { page: number; page_size: number }) => (q.page - 1) * q.page_size;
+
 /** A positive integer id path parameter, e.g. `z.object({ list_id: pathId("list_id") })`. */
 export const pathId = (name: string) =>
   z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 });

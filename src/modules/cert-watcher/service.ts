@@ -12,7 +12,7 @@ import type { StartTlsProtocol } from "@trust-plane/scan-contract";
 import { certMonitors, certScanJobs, certScans, certTargets, quotaGuard } from "../../db/schema";
 import { isQuotaGuard, isUniqueViolation } from "../../platform/db-errors";
 import { badRequest, conflict, notFound, quotaExceeded, type ErrorDetail } from "../../platform/errors";
-import { direction, limitOffsetBody, readPage } from "../../platform/paging";
+import { direction, limitOffsetBody, pageOffset, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { securityStandards as frameworkStandards } from "./frameworks";
@@ -420,7 +420,7 @@ export async function scanHistory(t: Tenant, monitorId: number, q: { page: numbe
   const m = await monitorOf(t, monitorId);
   const ofMonitor = eq(certScans.monitorId, m.id);
   const { rows, total } = await readPage(
-    t.select(certScans, ofMonitor).orderBy(desc(certScans.scannedAt), desc(certScans.id)).limit(q.page_size).offset((q.page - 1) * q.page_size),
+    t.select(certScans, ofMonitor).orderBy(desc(certScans.scannedAt), desc(certScans.id)).limit(q.page_size).offset(pageOffset(q)),
     t.countQuery(certScans, ofMonitor),
   );
   return { monitor_id: m.id, scans: rows.map(scanDetail), total, page: q.page, page_size: q.page_size };

@@ -26,7 +26,7 @@ import {
 } from "../../db/schema";
 import type { Config } from "../../env";
 import { ApiError, badRequest, forbidden, notFound } from "../../platform/errors";
-import { direction, readPage } from "../../platform/paging";
+import { direction, pageOffset, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { createMonitor } from "../cert-watcher/service";
@@ -102,7 +102,7 @@ const pageOf = <S extends string>(q: PageQuery<S>) => ({ page: q.page, page_size
 export async function listFilters(t: Tenant, q: PageQuery<(typeof FILTER_SORTS)[number]>) {
   const dir = direction(q.sort_order);
   const { rows, total } = await readPage(
-    t.select(ctFilters, notDeleted).orderBy(dir(FILTER_SORT_COLUMNS[q.sort_by]), dir(ctFilters.id)).limit(q.page_size).offset((q.page - 1) * q.page_size),
+    t.select(ctFilters, notDeleted).orderBy(dir(FILTER_SORT_COLUMNS[q.sort_by]), dir(ctFilters.id)).limit(q.page_size).offset(pageOffset(q)),
     t.countQuery(ctFilters, notDeleted),
   );
   return { filters: rows.map(filterView), total, ...pageOf(q) };
@@ -188,7 +188,7 @@ export async function listTyposquatFilters(t: Tenant, q: PageQuery<(typeof TYPOS
   const dir = direction(q.sort_order);
   const enabled = eq(ctFilters.enabled, true);
   const { rows, total } = await readPage(
-    t.select(ctFilters, notDeleted, enabled).orderBy(dir(FILTER_SORT_COLUMNS[q.sort_by]), dir(ctFilters.id)).limit(q.page_size).offset((q.page - 1) * q.page_size),
+    t.select(ctFilters, notDeleted, enabled).orderBy(dir(FILTER_SORT_COLUMNS[q.sort_by]), dir(ctFilters.id)).limit(q.page_size).offset(pageOffset(q)),
     t.countQuery(ctFilters, notDeleted, enabled),
   );
   return {
@@ -238,7 +238,7 @@ export async function listMatches(t: Tenant, q: PageQuery<(typeof MATCH_SORTS)[n
       .where(where)
       .orderBy(dir(sortColumn[q.sort_by]), dir(ctMatches.id))
       .limit(q.page_size)
-      .offset((q.page - 1) * q.page_size),
+      .offset(pageOffset(q)),
     t.db.select({ n: count() }).from(ctMatches).where(where),
   );
   const ids = rows.map((r) => r.m.id);
@@ -401,7 +401,7 @@ export async function listTyposquatMatches(t: Tenant, q: PageQuery<(typeof TYPOS
       .where(where)
       .orderBy(dir(sortColumn[q.sort_by]), dir(ctTyposquatMatches.id))
       .limit(q.page_size)
-      .offset((q.page - 1) * q.page_size),
+      .offset(pageOffset(q)),
     t.db.select({ n: count() }).from(ctTyposquatMatches).where(where),
   );
   return {
@@ -457,7 +457,7 @@ export async function listProposals(t: Tenant, q: { page: number; page_size: num
       .select(ctProposals, ...conds)
       .orderBy(desc(ctProposals.createdAt), desc(ctProposals.id))
       .limit(q.page_size)
-      .offset((q.page - 1) * q.page_size),
+      .offset(pageOffset(q)),
     t.countQuery(ctProposals, ...conds),
   );
   return {
