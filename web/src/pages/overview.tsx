@@ -129,9 +129,14 @@ function WhatsNew() {
   const session = useSession();
   const key = `trust-plane:last-visit:${session.me.organization.id}:${session.me.user.id}`;
   const [since] = useState(() => localStorage.getItem(key) ?? new Date(Date.now() - 7 * 86_400_000).toISOString());
-  const r = useResource(() => get<{ has_new: boolean; count: number; latest_timestamp: string | null }>("/api/ct-log/matches/check-new", { since }), [since]);
+  const r = useResource(
+    () => get<{ has_new: boolean; count: number; latest_timestamp: string | null; as_of: string }>("/api/ct-log/matches/check-new", { since }),
+    [since],
+  );
   useEffect(() => {
-    if (r.data) localStorage.setItem(key, new Date().toISOString());
+    // The next visit asks from the server's watermark, not this browser's clock: a clock
+    // running ahead of the service's would skip the matches published in between.
+    if (r.data) localStorage.setItem(key, r.data.as_of);
   }, [r.data]);
   return (
     <Section title="New since your last visit">
