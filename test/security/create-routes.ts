@@ -6,9 +6,7 @@
  *
  * A route added by another module is one more row here: the concurrency suite fails
  * for a POST route of the OpenAPI document that answers 201 and is neither a row nor
- * in NOT_RACED with the reason. `awaiting` marks a row whose module is converted to
- * the atomic tenant layer on another branch: the row is skipped until that branch is
- * merged (then delete the field).
+ * in NOT_RACED with the reason.
  */
 import { env } from "cloudflare:workers";
 import { createDb } from "../../src/db/client";
@@ -38,8 +36,6 @@ export interface CreateRoute {
   childCollection?: boolean;
   /** What is stored now (what `allowed` successes must have produced). */
   count: (org: Org, path: string, run: string) => Promise<number>;
-  /** Owned by another branch that makes it atomic: skipped here until merged. */
-  awaiting?: string;
   /** The success status, when not 201. */
   success?: number;
   /** The races that mean something for the route (default both). */
