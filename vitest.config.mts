@@ -1,6 +1,24 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * Test files that need a runtime of their own: they run the service's scheduled work
+ * (which acts on every organization's data: due domains, job intervals, outboxes) or
+ * use the harnesses that do, so what another file left in the shared D1 would change
+ * their outcome. Read from the files themselves, so a new test is classified without a
+ * list to keep: every other file shares one runtime per worker (`isolate: false`), which
+ * loads the Worker's module graph once instead of once per file (about 12 s each).
+ */
+const RUNS_SHARED_JOBS =
+  /scheduled\(|runScheduled|createScheduledController|runDnsWatch|pollRdap|generateWeekly|weeklyReportJob|deliverPending|forgetWatchedDomains|DELETE FROM|cron|from "(?:\.\/|\.\.\/[\w-]+\/)(?:helpers|lab|ingest-helpers|poll-helpers)"/;
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith(".test.ts") ? [join(dir, e.name)] : [],
+  );
+}
+const ownRuntime = testFiles("test").filter((f) => RUNS_SHARED_JOBS.test(readFileSync(f, "utf8")));
 
 // Tests run inside workerd with the real bindings of wrangler.toml. The fixture hub
 // (test/global-setup.ts) runs in Node; its URLs reach the worker as bindings.
@@ -39,7 +57,10 @@ export default defineConfig(async () => {
       })),
     ],
     test: {
-      include: ["test/**/*.test.ts"],
+      projects: [
+        { extends: true, test: { name: "shared-runtime", include: ["test/**/*.test.ts"], exclude: ownRuntime, isolate: false } },
+        { extends: true, test: { name: "own-runtime", include: ownRuntime } },
+      ],
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],
       // Two test files at once even on a 2-core machine (vitest would take cores - 1 = 1):
