@@ -58,8 +58,8 @@ export default defineConfig(async () => {
     ],
     test: {
       projects: [
-        { extends: true, test: { name: "shared-runtime", include: ["test/**/*.test.ts"], exclude: ownRuntime, isolate: false } },
-        { extends: true, test: { name: "own-runtime", include: ownRuntime } },
+        { extends: true as const, test: { name: "shared-runtime", include: ["test/**/*.test.ts"], exclude: ownRuntime, isolate: false } },
+        { extends: true as const, test: { name: "own-runtime", include: ownRuntime } },
       ],
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],
