@@ -61,6 +61,10 @@ const worker = await unstable_startWorker({
   config: new URL("../wrangler.toml", import.meta.url).pathname,
   // The overrides as plain-text vars, above .dev.vars (which wrangler reads as usual).
   bindings: Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: "plain_text", value }])),
+  // What `wrangler dev` and `wrangler deploy` derive from wrangler.toml's nodejs_compat flag;
+  // this API leaves it unset, so its bundle would differ from the deployed one (and wrangler
+  // warns about every node: import).
+  build: { nodejsCompatMode: "v2" },
   dev: {
     inspector: false,
     testScheduled: true,
