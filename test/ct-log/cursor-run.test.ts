@@ -114,9 +114,9 @@ describe("log cursor loop (no Durable Object)", () => {
     expectContiguous(h.published, 6000);
     expect(h.store.saves).toBeGreaterThanOrEqual(h.published.length);
     expect(await occurrenceIndexes(org, h.logId)).toEqual(multiples(50, 0, 6000));
-    // One queue message per published batch for the organization, naming its range.
+    // One queue message per published batch, naming its range and the organization.
     expect(h.messages.map((m) => [m.from, m.to])).toEqual(h.published.map((b) => [b.from, b.to]));
-    expect(h.messages.every((m) => m.organizationId === org && m.logId === h.logId)).toBe(true);
+    expect(h.messages.every((m) => m.organizationIds.length === 1 && m.organizationIds[0] === org && m.logId === h.logId)).toBe(true);
     // Each tile was asked once; the hash tiles that prove each batch once per (level, index, width).
     const asked = (await requests(name)).map((r) => r.path);
     expect(asked.filter((p) => p.startsWith("tile/data/")).length).toBe(Math.ceil(6000 / 256));

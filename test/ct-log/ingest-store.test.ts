@@ -120,7 +120,7 @@ describe("CT ingest: matcher, commit, events", () => {
     const mf = await db.select().from(ctMatchFilters).where(eq(ctMatchFilters.organizationId, org)).all();
     expect(mf).toHaveLength(2);
 
-    const published: CtLogPublished = { type: "ct-log.published", organizationId: org, logId: log.logId, from: 0, to: 4 };
+    const published: CtLogPublished = { type: "ct-log.published", organizationIds: [org], logId: log.logId, from: 0, to: 4 };
     const { events } = await unemittedEvents(db, [published]);
     expect(events).toHaveLength(2);
     expect(events.map((e) => e.id).sort()).toEqual(mf.map((m) => `ct-log:match:${m.matchId}:${filterId}`).sort());
