@@ -16,9 +16,18 @@
  */
 import { CollapsedMerkleTree } from "../merkle";
 import { bytesEqual, toBase64 } from "../wire/bytes";
-import type { Rfc6962Client } from "./rfc6962-client";
-import type { StaticCtClient } from "./static-ct-client";
-import { LogDataError, type SignedTreeHead } from "./types";
+import { LogDataError, type LogEntry, type SignedTreeHead } from "./types";
+
+/** What the start needs of a static-ct-api log: its nodes (StaticCtClient has it). */
+export interface NodeSource {
+  nodeAt(level: number, index: number, treeSize: number): Promise<Uint8Array>;
+}
+
+/** What the start needs of an RFC 6962 log: an entry and an audit path (Rfc6962Client has them). */
+export interface AuditPathSource {
+  getEntries(start: number, end: number, opts: { treeSize: number }): Promise<LogEntry[]>;
+  getProofByIndex(index: number, treeSize: number): Promise<Uint8Array[]>;
+}
 
 /** The derived tree does not hash to the signed root. */
 export class StartTreeMismatchError extends LogDataError {
@@ -50,14 +59,14 @@ function checkRoot(tree: CollapsedMerkleTree, sth: SignedTreeHead, how: string):
 }
 
 /** The verified collapsed tree at `sth.treeSize` of a static-ct-api log, from its hash tiles. */
-export async function staticCtTreeAt(client: StaticCtClient, sth: SignedTreeHead): Promise<CollapsedMerkleTree> {
+export async function staticCtTreeAt(client: NodeSource, sth: SignedTreeHead): Promise<CollapsedMerkleTree> {
   const nodes: Uint8Array[] = [];
   for (const { level, index } of subtreeDecomposition(sth.treeSize)) nodes.push(await client.nodeAt(level, index, sth.treeSize));
   return checkRoot(CollapsedMerkleTree.fromSubtreeRoots(sth.treeSize, nodes), sth, "static-ct hash tiles");
 }
 
 /** The verified collapsed tree at `sth.treeSize` of an RFC 6962 log, from the last leaf's audit path. */
-export async function rfc6962TreeAt(client: Rfc6962Client, sth: SignedTreeHead): Promise<CollapsedMerkleTree> {
+export async function rfc6962TreeAt(client: AuditPathSource, sth: SignedTreeHead): Promise<CollapsedMerkleTree> {
   const n = sth.treeSize;
   if (n === 0) return checkRoot(CollapsedMerkleTree.empty(), sth, "empty tree");
   const [last] = await client.getEntries(n - 1, n - 1, { treeSize: n });
