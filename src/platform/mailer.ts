@@ -37,7 +37,6 @@ export interface MailMessage {
   attachments?: MailAttachment[];
 }
 
-
 /** Produces the bytes of a source for the message's organization (null for service mail); throws when it cannot. */
 export type AttachmentRenderer = (db: Db, organizationId: number | null, key: string) => Promise<Uint8Array>;
 

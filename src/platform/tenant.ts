@@ -35,13 +35,16 @@ export async function tierOf(db: Db, organizationId: number): Promise<Tier> {
   return (org?.tier ?? "free") as Tier;
 }
 
+/** What a guard holds: a tier quota, or a fixed cap per parent row (`targets_per_monitor`); it only names the refused insert. */
+export type GuardName = QuotaResource | `${string}_per_${string}`;
+
 /**
- * The statement that makes a batch respect a quota: it inserts into `quota_guard`
+ * The statement that makes a batch respect a quota or cap: it inserts into `quota_guard`
  * (whose CHECK always fails) only when `usage` (evaluated after the batch's own
  * inserts, inside the same transaction) exceeds `limit`.
  */
-export function quotaGuard(db: Db, resource: QuotaResource, usage: SQL, limit: number) {
-  return db.insert(quotaGuardTable).select(sql`SELECT ${resource} WHERE (${usage}) > ${limit}` as never);
+export function quotaGuard(db: Db, name: GuardName, usage: SQL, limit: number) {
+  return db.insert(quotaGuardTable).select(sql`SELECT ${name} WHERE (${usage}) > ${limit}` as never);
 }
 
 export class Tenant {
@@ -133,11 +136,11 @@ export class Tenant {
 
   /**
    * The guard statement for a batch: fails it when `usage` exceeds `limit` (from
-   * `await t.limit(resource)`). Synchronous on purpose: a drizzle query is a
-   * thenable, so returning one from an async function would run it.
+   * `await t.limit(resource)` for a tier quota, or a module's fixed cap). Synchronous on
+   * purpose: a drizzle query is a thenable, so returning one from an async function would run it.
    */
-  guard(resource: QuotaResource, usage: SQL, limit: number) {
-    return quotaGuard(this.db, resource, usage, limit);
+  guard(name: GuardName, usage: SQL, limit: number) {
+    return quotaGuard(this.db, name, usage, limit);
   }
 
   /**

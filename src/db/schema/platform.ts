@@ -14,13 +14,13 @@ import { organizations } from "./organizations";
 
 export { organizations } from "./organizations";
 
-/** A file attached to an outgoing mail (the weekly report's PDF). */
 /** What produces an attachment's bytes at delivery: a registered kind and its key (e.g. a report). */
 export interface AttachmentSource {
   kind: string;
   key: string;
 }
 
+/** A file attached to an outgoing mail (the weekly report's PDF). */
 export interface MailAttachment {
   filename: string;
   content_type: string;

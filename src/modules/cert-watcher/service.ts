@@ -9,7 +9,7 @@
  */
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { StartTlsProtocol } from "@trust-plane/scan-contract";
-import { certMonitors, certScanJobs, certScans, certTargets, quotaGuard } from "../../db/schema";
+import { certMonitors, certScanJobs, certScans, certTargets } from "../../db/schema";
 import { isQuotaGuard, isUniqueViolation } from "../../platform/db-errors";
 import { badRequest, conflict, notFound, quotaExceeded, type ErrorDetail } from "../../platform/errors";
 import { direction, limitOffsetBody, pageOffset, readPage } from "../../platform/paging";
@@ -308,11 +308,10 @@ export async function listTargets(t: Tenant, monitorId: number, now: Date) {
 export async function addTarget(t: Tenant, monitorId: number, rawIp: string, now: Date) {
   const m = await monitorOf(t, monitorId);
   const [ip] = ipsOf([rawIp], "ip_address");
-  const targetsAfter = sql`SELECT count(*) FROM ${certTargets} WHERE ${t.where(certTargets, eq(certTargets.monitorId, m.id))}`;
   try {
     const [inserted] = await t.db.batch([
       t.insert(certTargets, { monitorId: m.id, ipAddress: ip, createdAt: now.toISOString() }).returning(),
-      t.db.insert(quotaGuard).select(sql`SELECT 'targets_per_monitor' WHERE (${targetsAfter}) > ${MAX_TARGETS_PER_MONITOR}`),
+      t.guard("targets_per_monitor", t.usage(certTargets, eq(certTargets.monitorId, m.id)), MAX_TARGETS_PER_MONITOR),
     ]);
     return { ...targetView((inserted as TargetRow[])[0], null, now), message: "Target added" };
   } catch (err) {

@@ -49,7 +49,7 @@ export const addRecord = defineRoute({
   method: "post", path: "/api/dns-watcher/domains/{domain_id}/records", tags, summary: "Watch a record set",
   description:
     "`name` is the domain (or `@`), a full name below it, or a name relative to it: a single label (`www`) or a name with underscore labels (`_mta-sts`, `s1._domainkey`, `default._bimi`, `_25._tcp.mail`). " +
-    "A wildcard, a name outside the domain or an unknown type is 400 naming the field; an already watched (name, type) is 409; a domain watches at most 50 record sets (403 `quota_exceeded`).",
+    `A wildcard, a name outside the domain or an unknown type is 400 naming the field; an already watched (name, type) is 409; a domain watches at most ${dns.MAX_RECORD_SETS_PER_DOMAIN} record sets (403 \`quota_exceeded\`).`,
   access: { permission: "dns-watcher:update_monitoring" }, audit: { action: "dns_record_set.create", targetType: "dns_record_set" },
   request: { params: s.DomainIdParam, body: body(s.CreateRecordSet) }, responses: { 201: json(s.RecordSetCreated, "Created") },
 });

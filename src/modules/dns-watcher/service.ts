@@ -4,7 +4,7 @@
  * organization's domain or record set is 404.
  */
 import { desc, eq, sql } from "drizzle-orm";
-import { quotaGuard } from "../../db/schema";
+import { parse } from "tldts";
 import { dnsDomains, dnsHistory, dnsRecordSets } from "../../db/schema/dns-watcher";
 import { isForeignKeyViolation, isQuotaGuard, isUniqueViolation } from "../../platform/db-errors";
 import { conflict, invalidField, notFound, quotaExceeded } from "../../platform/errors";
@@ -12,7 +12,6 @@ import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import type { WatchedRecordType } from "../../platform/dns/presentation";
-import { parse } from "tldts";
 import { normalizeDomain } from "../lists/domain";
 import { NO_DMARC, type DmarcRecord } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
@@ -224,8 +223,7 @@ export async function listRecordSets(t: Tenant, domainId: number) {
  * of cert-watcher, on the same `quota_guard` mechanism, so parallel adds never exceed it.
  */
 function recordSetCap(t: Tenant, domainId: number) {
-  const after = t.usage(dnsRecordSets, eq(dnsRecordSets.domainId, domainId));
-  return t.db.insert(quotaGuard).select(sql`SELECT 'record_sets_per_domain' WHERE (${after}) > ${MAX_RECORD_SETS_PER_DOMAIN}`);
+  return t.guard("record_sets_per_domain", t.usage(dnsRecordSets, eq(dnsRecordSets.domainId, domainId)), MAX_RECORD_SETS_PER_DOMAIN);
 }
 
 function recordSetWriteError(err: unknown, duplicate: string): unknown {
