@@ -27,16 +27,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { chromium, type BrowserContext } from "playwright-core";
 import { startHub } from "../test/fixtures/hub.js";
 import { assertSharedData } from "../test/fixtures/shared-data-dir.js";
-import { CATCH_UP_REPORTS, prepareHub, seedOrganization, weeksAgo, type Api } from "../web/e2e/seed.js";
+import { CONSOLE, PASSWORD, contextApi, launch } from "../web/e2e/browser.js";
+import { CATCH_UP_REPORTS, prepareHub, seedOrganization, weeksAgo } from "../web/e2e/seed.js";
 import { hubEnv, startService, type RunningService } from "../web/e2e/service.js";
 
 const RUNS = Number(process.env.RUNS ?? 15);
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
-const PASSWORD = "correct horse battery staple";
-const CONSOLE = { "X-TrustPlane-Console": "1" };
 const TARGET_KB = 150;
 const TARGET_MS = 1000;
 
@@ -44,21 +41,6 @@ const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)];
 const p90 = (xs: number[]) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
 const kb = (n: number) => (n / 1024).toFixed(1);
-
-/** The API as the console calls it, with the session cookie of `ctx`. */
-function apiOf(ctx: BrowserContext): Api {
-  return async (method, path, body) => {
-    const r = await ctx.request.fetch(path, { method, headers: CONSOLE, data: body === undefined ? undefined : body });
-    const text = await r.text();
-    let parsed: any = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      /* not JSON */
-    }
-    return { status: r.status(), body: parsed };
-  };
-}
 
 // Set in the page before any of its scripts: the time of the frame that shows the score.
 const SCORE_WATCH = `
@@ -75,7 +57,7 @@ async function main() {
   const logs = await prepareHub(hub.url, "bench");
   const stateDir = mkdtempSync(join(tmpdir(), "trust-plane-bench-web-"));
   let service: RunningService | undefined;
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ARGS, headless: true });
+  const browser = await launch();
   try {
     // 1. Seed on a service that collects at every Cron run.
     service = await startService({ stateDir, env: hubEnv(hub.url, logs) });
@@ -90,7 +72,7 @@ async function main() {
     // A session that is valid now (the signup's own was issued five weeks ago).
     const login = await setup.request.post("/api/auth/login", { headers: CONSOLE, data: { email, password: PASSWORD } });
     if (!login.ok()) throw new Error(`login failed: ${login.status()} ${await login.text()}`);
-    const seeded = await seedOrganization({ api: apiOf(setup), baseUrl: service.baseUrl, hubUrl: hub.url, hub: logs, suffix: "bench", reports: CATCH_UP_REPORTS });
+    const seeded = await seedOrganization({ api: contextApi(setup), baseUrl: service.baseUrl, hubUrl: hub.url, hub: logs, suffix: "bench", reports: CATCH_UP_REPORTS });
     await setup.close();
     const seedSeconds = (performance.now() - seedStart) / 1000;
 
@@ -104,7 +86,7 @@ async function main() {
     // What the measured page holds, as the API says.
     const probe = await browser.newContext({ baseURL: base });
     await probe.request.post("/api/auth/login", { headers: CONSOLE, data: { email, password: PASSWORD } });
-    const api = apiOf(probe);
+    const api = contextApi(probe);
     const overview = (await api("GET", "/api/dashboard/security-overview")).body?.data;
     if (!overview) throw new Error("GET /api/dashboard/security-overview gave no overview: this build has no security overview to time");
     const dnsChanges = (await api("GET", `/api/dns-watcher/domains/${seeded.dnsDomain}/history`)).body.total;

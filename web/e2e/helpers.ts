@@ -8,34 +8,20 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { expect, inject } from "vitest";
+import { CONSOLE, PASSWORD, contextApi } from "./browser";
 import { poll, postJson, runCron as cronAt } from "./seed";
+
+export { CONSOLE, PASSWORD, launch } from "./browser";
 
 export const BASE = inject("baseUrl");
 export const HUB = inject("hubUrl");
 export const HUB_SETUP = inject("hubSetup");
-export const PASSWORD = "correct horse battery staple";
-export const CONSOLE = { "X-TrustPlane-Console": "1" };
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const SCREENSHOTS = join(here, "screenshots");
 
-export const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-/** Debian's chromium; playwright gives every launch a fresh profile directory of its own. */
-export function launch(): Promise<Browser> {
-  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_ARGS, headless: true });
-}
 
 let seq = 0;
 export const unique = () => `${Date.now().toString(36)}${(seq++).toString(36)}${Math.random().toString(36).slice(2, 5)}`;
@@ -57,23 +43,7 @@ export async function contextFor(browser: Browser, email: string, password = PAS
 }
 
 function userOf(email: string, context: BrowserContext): User & { page: Page } {
-  const u = {
-    email,
-    context,
-    page: undefined as unknown as Page,
-    async api<T>(method: string, path: string, body?: unknown) {
-      const r = await context.request.fetch(path, { method, headers: CONSOLE, data: body === undefined ? undefined : body });
-      const text = await r.text();
-      let parsed: any = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        /* not JSON */
-      }
-      return { status: r.status(), body: parsed as T };
-    },
-  };
-  return u;
+  return { email, context, page: undefined as unknown as Page, api: contextApi(context) };
 }
 
 /** Signs up a new organization through the API; returns its administrator's context and page. */
