@@ -18,7 +18,15 @@ function testFiles(dir: string): string[] {
     e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith(".test.ts") ? [join(dir, e.name)] : [],
   );
 }
-const ownRuntime = testFiles("test").filter((f) => RUNS_SHARED_JOBS.test(readFileSync(f, "utf8")));
+/**
+ * Test files that take a shared counterpart away for a while (stop the DNS lab's
+ * resolver processes): every other file using it would fail meanwhile, so these run
+ * after all others, on their own.
+ */
+const TAKES_COUNTERPARTS_AWAY = /stopLab\(/;
+const files = testFiles("test").map((f) => ({ f, text: readFileSync(f, "utf8") }));
+const alone = files.filter(({ text }) => TAKES_COUNTERPARTS_AWAY.test(text)).map(({ f }) => f);
+const ownRuntime = files.filter(({ f, text }) => RUNS_SHARED_JOBS.test(text) && !alone.includes(f)).map(({ f }) => f);
 
 // Tests run inside workerd with the real bindings of wrangler.toml. The fixture hub
 // (test/global-setup.ts) runs in Node; its URLs reach the worker as bindings.
@@ -58,8 +66,10 @@ export default defineConfig(async () => {
     ],
     test: {
       projects: [
-        { extends: true as const, test: { name: "shared-runtime", include: ["test/**/*.test.ts"], exclude: ownRuntime, isolate: false } },
+        { extends: true as const, test: { name: "shared-runtime", include: ["test/**/*.test.ts"], exclude: [...ownRuntime, ...alone], isolate: false } },
         { extends: true as const, test: { name: "own-runtime", include: ownRuntime } },
+        // A later group: vitest starts it once both groups above are done.
+        { extends: true as const, test: { name: "alone", include: alone, sequence: { groupOrder: 1 } } },
       ],
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],
