@@ -46,8 +46,9 @@ const run = Date.now().toString(36);
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
 /**
- * CPU time (ms) spent so far by the workerd processes on this machine (Linux /proc; null
- * elsewhere): how busy the service's one event-loop thread was while it ingested.
+ * CPU time (ms) spent so far by every workerd process on this machine (Linux /proc; null
+ * elsewhere): the service's runtime, whose isolates share one event-loop thread, its V8
+ * helper threads, and wrangler's proxy in front of it.
  */
 function workerdCpuMs(): number | null {
   try {
