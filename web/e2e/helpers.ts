@@ -22,7 +22,6 @@ export const HUB_SETUP = inject("hubSetup");
 const here = dirname(fileURLToPath(import.meta.url));
 export const SCREENSHOTS = join(here, "screenshots");
 
-
 let seq = 0;
 export const unique = () => `${Date.now().toString(36)}${(seq++).toString(36)}${Math.random().toString(36).slice(2, 5)}`;
 
