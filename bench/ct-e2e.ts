@@ -26,6 +26,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
 // @ts-expect-error bench/lib/server.mjs is plain JavaScript without a declaration file.
 import { load as loadUntyped, startService as startServiceUntyped } from "./lib/server.mjs";
@@ -188,6 +189,8 @@ try {
       }
     }),
   );
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+  loopDelay.enable();
   const cpuBefore = workerdCpuMs();
   const tc = performance.now();
   await fetch(`${service.base}/cdn-cgi/handler/scheduled`);
@@ -208,6 +211,7 @@ try {
     await new Promise((r) => setTimeout(r, 100));
   }
   ingesting = false;
+  loopDelay.disable();
   const cpuAfter = workerdCpuMs();
   const cpuWall = performance.now() - tc;
   await healthLoop;
@@ -273,6 +277,7 @@ try {
   console.log(`  ratio end to end / bare loop                              ${((e2eRate / bareRate) * 100).toFixed(1)}%`);
   console.log(`  tile fetched -> match visible: first match ${firstFreshness.toFixed(2)} s (target <= 5 s: ${firstFreshness <= 5 ? "met" : "MISSED"}), median ${pct(freshness, 50).toFixed(2)} s, p99 ${pct(freshness, 99).toFixed(2)} s, max ${freshness[freshness.length - 1].toFixed(2)} s`);
   console.log(`  GET /api/health during ingestion: p50 ${p50During.toFixed(1)} ms, p99 ${p99During.toFixed(1)} ms over ${fmt(during.length)} requests, ${during.filter((h) => !h.ok).length} failed (target p99 < 100 ms: ${p99During < 100 ? "met" : "MISSED"}; slowest: ${slowest.join(", ")}); idle: p50 ${idle.p50.toFixed(1)} ms, p99 ${idle.p99.toFixed(1)} ms`);
+  console.log(`  this process's event-loop delay during ingestion: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`);
   console.log(`  GET /api/health over 100 ms during ingestion: ${during.filter((h) => h.ms > 100).length} of ${fmt(during.length)}`);
   if (cpuBefore !== null && cpuAfter !== null) {
     console.log(`  workerd CPU from the Cron run to the last match seen: ${fmt(cpuAfter - cpuBefore)} ms in ${fmt(cpuWall)} ms (${Math.round(((cpuAfter - cpuBefore) / cpuWall) * 100)}% of one core, both workerd processes; the service's isolates share one thread)`);

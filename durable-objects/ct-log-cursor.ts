@@ -15,8 +15,11 @@
  *   RPC       poke(), status()
  *
  * Verified batches are published to D1 and announced on the EVENTS_QUEUE (one message
- * per organization, src/modules/ct-log/fanout.ts): alert evaluation happens in the
- * queue's consumer, never on this object's time.
+ * per published range, src/modules/ct-log/fanout.ts): alert evaluation happens in the
+ * queue's consumer, never on this object's time. Deployed in the service's one Worker,
+ * this object reaches D1 and the queue directly; run by the ingest Worker
+ * (wrangler.ingest.toml, how `npm start` runs it), it has neither and reaches them
+ * through its CT_CURSOR_DATA service binding to the API Worker (cursor/data.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import { createDb } from "../src/db/client";
@@ -24,6 +27,7 @@ import type { Bindings } from "../src/env";
 import type { CtLogCursorRpc, CursorOptions, CursorStatus } from "../src/modules/ct-log/cursor-contract";
 import { CursorResources, pollOffsetMs } from "../src/modules/ct-log/cursor/resources";
 import { initialStatus, type CursorRecord, type CursorStore } from "../src/modules/ct-log/cursor/state";
+import { d1CursorData } from "../src/modules/ct-log/cursor/data";
 import type { PublishedQueue } from "../src/modules/ct-log/fanout";
 import type { CtLogDescriptor } from "../src/modules/ct-log/loglist";
 
@@ -40,7 +44,7 @@ export class CtLogCursor extends DurableObject<Bindings> implements CtLogCursorR
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.resources = new CursorResources(createDb(env.DB));
+    this.resources = new CursorResources(env.CT_CURSOR_DATA ?? d1CursorData(createDb(env.DB), env.EVENTS_QUEUE as unknown as PublishedQueue));
     this.sql.exec("CREATE TABLE IF NOT EXISTS cursor_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     // Left by the previous design (unverified observations were stored): nothing reads it any more.
     this.sql.exec("DROP TABLE IF EXISTS pending_observations");
@@ -103,7 +107,6 @@ export class CtLogCursor extends DurableObject<Bindings> implements CtLogCursorR
         log,
         options,
         store,
-        queue: this.env.EVENTS_QUEUE as unknown as PublishedQueue,
         // The scheduler's clock of the last poke: backoff is judged against the later of it and ours.
         now: new Date(Math.max(Date.now(), this.get<number>("clock") ?? 0)),
         onProgress: (s) => (this.live = s),

@@ -19,11 +19,21 @@
  *     wrangler dev hands that path to the asset router, which has no scheduled
  *     handler and answers 500; `--test-scheduled` offers /__scheduled instead.)
  *  5. fires the Cron Trigger every minute (wrangler dev does not run crons itself).
+ *  6. runs the CT log cursors in the ingest Worker (wrangler.ingest.toml), a second
+ *     dev server with its own workerd process: workerd runs every isolate of a process
+ *     on one thread, and reading a log's backlog (thousands of certificates a second)
+ *     would otherwise take that thread from the API (measured with bench:ct-e2e). The
+ *     two Workers find each other through wrangler's dev registry, in a directory of
+ *     this process's own (two services started side by side, as the tests and
+ *     benchmarks do, never bind to each other's Workers). TRUST_PLANE_ONE_WORKER=true
+ *     runs the cursors inside the API Worker instead, as a one-Worker deployment does.
  * Configuration variables set in the environment (SIGNUP_ENABLED, SMTP_URL, ...)
  * are passed to the Worker too, overriding wrangler.toml and .dev.vars.
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { unstable_startWorker } from "wrangler";
 import { freePort, startLocalEdge } from "./local-edge.mjs";
 
@@ -56,20 +66,48 @@ console.log("[start] applying D1 migrations (local)");
 const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", ...persistArgs], { stdio: "inherit" });
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
+const persist = process.env.TRUST_PLANE_STATE_DIR || new URL("../.wrangler/state", import.meta.url).pathname;
+const oneWorker = process.env.TRUST_PLANE_ONE_WORKER === "true";
+const registry = mkdtempSync(join(tmpdir(), "trust-plane-registry-"));
+// What `wrangler dev` and `wrangler deploy` derive from wrangler.toml's nodejs_compat flag;
+// this API leaves it unset, so its bundle would differ from the deployed one (and wrangler
+// warns about every node: import).
+const build = { nodejsCompatMode: "v2" };
+
+let ingest = null;
+if (!oneWorker) {
+  console.log("[start] starting the ingest Worker (CT log cursors)");
+  ingest = await unstable_startWorker({
+    config: new URL("../wrangler.ingest.toml", import.meta.url).pathname,
+    build,
+    dev: {
+      inspector: false,
+      // Its Durable Objects' storage, beside the API Worker's state.
+      persist: join(persist, "ingest"),
+      server: { hostname: "127.0.0.1", port: await freePort() },
+      registry,
+      logLevel: "log",
+    },
+  });
+  await ingest.ready;
+}
+
 console.log(`[start] serving ${base}`);
 const worker = await unstable_startWorker({
   config: new URL("../wrangler.toml", import.meta.url).pathname,
-  // The overrides as plain-text vars, above .dev.vars (which wrangler reads as usual).
-  bindings: Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: "plain_text", value }])),
-  // What `wrangler dev` and `wrangler deploy` derive from wrangler.toml's nodejs_compat flag;
-  // this API leaves it unset, so its bundle would differ from the deployed one (and wrangler
-  // warns about every node: import).
-  build: { nodejsCompatMode: "v2" },
+  bindings: {
+    // The overrides as plain-text vars, above .dev.vars (which wrangler reads as usual).
+    ...Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: "plain_text", value }])),
+    // The log cursors live in the ingest Worker.
+    ...(oneWorker ? {} : { CT_LOG_CURSOR: { type: "durable_object_namespace", class_name: "CtLogCursor", script_name: "trust-plane-ingest" } }),
+  },
+  build,
   dev: {
     inspector: false,
     testScheduled: true,
-    persist: process.env.TRUST_PLANE_STATE_DIR || new URL("../.wrangler/state", import.meta.url).pathname,
+    persist,
     server: { hostname: "127.0.0.1", port: Number(workerPort) },
+    registry,
     logLevel: "log",
   },
 });
@@ -84,6 +122,8 @@ const stop = async () => {
   clearInterval(cron);
   edge.close();
   await worker.dispose().catch(() => {});
+  await ingest?.dispose().catch(() => {});
+  rmSync(registry, { recursive: true, force: true });
   process.exit(0);
 };
 process.on("SIGINT", () => void stop());

@@ -7,6 +7,7 @@
  */
 import type { AlertStateRpc } from "./modules/alerting/alert-state-contract";
 import type { CtLogCursorRpc } from "./modules/ct-log/cursor-contract";
+import type { CursorData } from "./modules/ct-log/cursor/data";
 import type { OrgGateRpc } from "./platform/rate-limit/buckets";
 import type { QueuedMessage } from "./platform/queue";
 
@@ -19,6 +20,11 @@ export interface Bindings {
   CT_LOG_CURSOR: DurableObjectNamespace<CtLogCursorRpc>;
   /** Work handed off hot paths (src/platform/queue.ts); this Worker consumes it too. */
   EVENTS_QUEUE: Queue<QueuedMessage>;
+  /**
+   * Only in the ingest Worker (wrangler.ingest.toml): the API Worker's CtCursorData
+   * entrypoint, through which its log cursors reach D1 and the queue.
+   */
+  CT_CURSOR_DATA?: CursorData;
 
   SIGNUP_ENABLED?: string;
   PUBLIC_BASE_URL?: string;

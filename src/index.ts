@@ -9,6 +9,7 @@ import { queues } from "./queues";
 export { OrgGate } from "../durable-objects/org-gate";
 export { AlertState } from "../durable-objects/alert-state";
 export { CtLogCursor } from "../durable-objects/ct-log-cursor";
+export { CtCursorData } from "./ct-cursor-data";
 
 const app = createApp();
 

@@ -15,7 +15,7 @@ import { FilterIndex } from "../../src/modules/ct-log/filters/label-index";
 import { EntryMatcher, type ObservedEntry } from "../../src/modules/ct-log/ingest";
 import type { LogEntry } from "../../src/modules/ct-log/log-client/types";
 import { publishObservations } from "../../src/modules/ct-log/store";
-import { fanOutPublished, unemittedEvents, type CtLogPublished } from "../../src/modules/ct-log/fanout";
+import { fanOutPublished, publicationSlices, publishVerified, unemittedEvents, type CtLogPublished } from "../../src/modules/ct-log/fanout";
 import { pruneMatches } from "../../src/modules/ct-log/service";
 import { parseDataTile, tileLeafHash } from "../../src/modules/ct-log/wire/static-ct";
 import { eq, sql } from "drizzle-orm";
@@ -142,6 +142,48 @@ describe("CT ingest: matcher, commit, events", () => {
     expect(await db.select().from(ctMatches).where(eq(ctMatches.organizationId, org)).all()).toHaveLength(0);
     expect(await db.select().from(ctMatchOccurrences).where(eq(ctMatchOccurrences.organizationId, org)).all()).toHaveLength(0);
     expect(await db.select().from(ctMatchFilters).where(eq(ctMatchFilters.organizationId, org)).all()).toHaveLength(0);
+  });
+
+  it("a large verified batch is published in short transactions of whole entries, each visible at its own time, then announced once", async () => {
+    const org = await newOrg();
+    const other = await newOrg();
+    const filterId = 9_200_000 + Math.floor(Math.random() * 100_000);
+    const at = new Date().toISOString();
+    const caa = { has_records: false, authorized: true, records: [], error: "", checked_names: ["s.example"], issuer_candidates: [], evaluated_at: at };
+    // 150 entries, each hit by one filter of `org`; every 10th also by a filter of `other` (two hits).
+    const observed: ObservedEntry[] = Array.from({ length: 150 }, (_, i) => {
+      const sha = (i + 1).toString(16).padStart(64, "0");
+      const cert = { subject: "s.example", issuer: "CN=Test CA", dns_names: ["s.example"], sha256: sha, serial: "01", not_before: at, not_after: at, signature_algorithm: "ecdsa-with-SHA256", key_algorithm: "EC", is_precert: false, log_name: "S", log_index: i, aia_issuing: [], ocsp_servers: [], scts: [] };
+      const hits = [{ filterId, organizationId: org, names: ["s.example"] }];
+      if (i % 10 === 0) hits.push({ filterId: filterId + 1, organizationId: other, names: ["s.example"] });
+      return { logIndex: i, isPrecert: false, sha256: sha, dedupKey: sha, cert, caa, hits, typosquats: [], entryTimestamp: Date.parse(at) };
+    });
+
+    const slices = publicationSlices(observed);
+    // Whole entries, in log order, none lost, none over 64 hits (165 hits: three slices).
+    expect(slices.flat()).toEqual(observed);
+    expect(slices.length).toBe(3);
+    for (const slice of slices) expect(slice.reduce((n, o) => n + o.hits.length + o.typosquats.length, 0)).toBeLessThanOrEqual(64);
+    // One entry with more hits than a slice holds is a slice of its own, never split.
+    const crowded = { ...observed[0], hits: Array.from({ length: 70 }, (_, k) => ({ filterId: k, organizationId: org, names: ["s.example"] })) };
+    expect(publicationSlices([observed[1], crowded, observed[2]]).map((s) => s.length)).toEqual([1, 1, 1]);
+
+    const sent: MessageSendRequest<CtLogPublished>[] = [];
+    const queue = { sendBatch: async (m: Iterable<MessageSendRequest<CtLogPublished>>) => void sent.push(...m) };
+    const log = { logId: `log-${uid()}`, logName: "S" };
+    await publishVerified(db, queue, log, 0, 150, observed);
+    const occ = await db.select().from(ctMatchOccurrences).where(eq(ctMatchOccurrences.organizationId, org)).all();
+    expect(occ.map((o) => o.logIndex).sort((a, b) => a - b)).toEqual(observed.map((o) => o.logIndex));
+    // One publication time per transaction, increasing with the log index.
+    const times = [...new Set(occ.sort((a, b) => a.logIndex - b.logIndex).map((o) => o.observedAt))];
+    expect(times).toHaveLength(3);
+    expect([...times].sort()).toEqual(times);
+    expect(await db.select().from(ctMatches).where(eq(ctMatches.organizationId, other)).all()).toHaveLength(15);
+    // One announcement for the whole range, naming both organizations.
+    expect(sent.map((m) => m.body)).toEqual([{ type: "ct-log.published", organizationIds: [org, other].sort((a, b) => a - b), logId: log.logId, from: 0, to: 150 }]);
+    // A replay after a crash (the cursor's record was not saved) writes nothing new.
+    await publishVerified(db, queue, log, 0, 150, observed);
+    expect(await db.select().from(ctMatchOccurrences).where(eq(ctMatchOccurrences.organizationId, org)).all()).toHaveLength(150);
   });
 
   it("check-new: polling with the previous as_of counts every match exactly once, where the client's own clock would skip some", async () => {

@@ -20,6 +20,8 @@ declare module "vitest" {
     hubUrl: string;
     /** The hub's CT logs and DoH namespace the service reads (seed.ts HubSetup). */
     hubSetup: HubSetup;
+    /** The service's local state (TRUST_PLANE_STATE_DIR). */
+    stateDir: string;
   }
 }
 
@@ -43,6 +45,7 @@ export default async function setup(project: TestProject) {
   project.provide("baseUrl", service.baseUrl);
   project.provide("hubUrl", hub.url);
   project.provide("hubSetup", logs);
+  project.provide("stateDir", stateDir);
 
   return async () => {
     await service.stop();

@@ -40,9 +40,40 @@ export interface PublishedQueue {
 /** Organizations named by one message: 1,000 ids stay far below a message's 128 KB. */
 const ORGANIZATIONS_PER_MESSAGE = 1000;
 
+/**
+ * Filter hits and lookalikes written per D1 transaction. A verified batch of a busy log
+ * holds hundreds of them; written in one transaction, it held the database for 50-100 ms
+ * (bench:ct-e2e, D1's meta.duration: about 0.15 ms per match), and every API request's
+ * query waited behind it. A slice of whole entries is one transaction of about 10 ms.
+ * Slices become visible one after the other, each at its own publication time: every
+ * observation in them is verified, and a replay after a crash rewrites nothing.
+ */
+const OBSERVATIONS_PER_TRANSACTION = 64;
+
+/** The observations in slices of whole entries, each with at most OBSERVATIONS_PER_TRANSACTION hits and lookalikes (or one entry). */
+export function publicationSlices(observed: readonly ObservedEntry[]): ObservedEntry[][] {
+  const slices: ObservedEntry[][] = [];
+  let slice: ObservedEntry[] = [];
+  let size = 0;
+  for (const o of observed) {
+    const n = o.hits.length + o.typosquats.length;
+    if (slice.length && size + n > OBSERVATIONS_PER_TRANSACTION) {
+      slices.push(slice);
+      slice = [];
+      size = 0;
+    }
+    slice.push(o);
+    size += n;
+  }
+  if (slice.length) slices.push(slice);
+  return slices;
+}
+
 /** Publishes the observations of verified entries [from, to) and announces them to the fan-out. */
 export async function publishVerified(db: Db, queue: PublishedQueue, log: LogRef, from: number, to: number, observed: readonly ObservedEntry[]): Promise<void> {
-  const orgs = await publishObservations(db, log, observed);
+  const published = new Set<number>();
+  for (const slice of publicationSlices(observed)) for (const org of await publishObservations(db, log, slice)) published.add(org);
+  const orgs = [...published].sort((a, b) => a - b);
   const messages = [];
   for (let i = 0; i < orgs.length; i += ORGANIZATIONS_PER_MESSAGE) {
     messages.push({ body: { type: "ct-log.published" as const, organizationIds: orgs.slice(i, i + ORGANIZATIONS_PER_MESSAGE), logId: log.logId, from, to } });

@@ -12,12 +12,11 @@
  *                every minute; the DoH client (and its cache) for the CAA checks
  *   publication  verified batches go to D1 and the event queue (fanout.ts); every save
  *                of the cursor's record is mirrored to ct_log_states for GET /api/ct-log/logs
+ * The filters, the publication and the mirror are reached through the CursorData port
+ * (data.ts), so the cursor may run in a Worker without D1.
  */
-import type { Db } from "../../../db/client";
 import { createDohClient, MemoryDnsCache, type DnsResolver } from "../../../platform/dns/doh";
 import type { CursorOptions } from "../cursor-contract";
-import { publishVerified, type PublishedQueue } from "../fanout";
-import { filterGeneration, loadFilterRows, loadTyposquatRows } from "../filter-source";
 import { FilterIndex } from "../filters/label-index";
 import { EntryMatcher, type LogRef } from "../ingest";
 import { Rfc6962Client } from "../log-client/rfc6962-client";
@@ -25,11 +24,11 @@ import { StaticCtClient, originFromSubmissionUrl } from "../log-client/static-ct
 import type { PolitenessOptions } from "../log-client/politeness";
 import type { LogClient, SignedTreeHead } from "../log-client/types";
 import type { CtLogDescriptor } from "../loglist";
-import { saveLogState } from "../store";
 import { TyposquatIndex } from "../typosquat/index";
 import { TILE_WIDTH } from "../wire/static-ct";
 import { fromBase64 } from "../wire/bytes";
 import { importLogPublicKey } from "../wire/digitally-signed";
+import type { CursorData } from "./data";
 import { runCursor, type CursorRunResult } from "./run";
 import type { CursorStore } from "./state";
 
@@ -112,7 +111,6 @@ export interface CursorRunRequest {
   options: CursorOptions;
   /** The host's storage of the cursor record. */
   store: CursorStore;
-  queue: PublishedQueue;
   /** The scheduler's clock (the later of the last poke's and the runtime's): backoff decisions. */
   now: Date;
   /** Live view of the run under way. */
@@ -125,7 +123,7 @@ export class CursorResources {
   private resolver: { urls: string; client: DnsResolver } | null = null;
   private client: { key: string; client: LogClient } | null = null;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly data: CursorData) {}
 
   /** Reads what is due (runCursor), publishing verified batches and mirroring the record to D1. */
   async run(req: CursorRunRequest): Promise<CursorRunResult> {
@@ -138,7 +136,7 @@ export class CursorResources {
       finalHead: finalTreeHead(log),
       startPosition: options.startPosition,
       store: this.mirrored(req.store, log.description),
-      sink: { publish: (b) => publishVerified(this.db, req.queue, ref, b.from, b.to, b.observed) },
+      sink: { publish: (b) => this.data.publish(ref, b.from, b.to, b.observed) },
       matcher: async () => {
         const { filters, typosquat } = await this.filterIndexes();
         return new EntryMatcher({ log: ref, index: filters, typosquat, resolver });
@@ -168,7 +166,7 @@ export class CursorResources {
       load: () => store.load(),
       save: async (record) => {
         await store.save(record);
-        await saveLogState(this.db, record.status, new Date().toISOString()).catch((err) => console.error(`ct-log cursor ${logName}: log state not recorded: ${String(err)}`));
+        await this.data.saveLogState(record.status, new Date().toISOString()).catch((err) => console.error(`ct-log cursor ${logName}: log state not recorded: ${String(err)}`));
       },
     };
   }
@@ -189,18 +187,19 @@ export class CursorResources {
 
   /** Every organization's enabled filters, rebuilt when any filter changed since the last batch. */
   private async filterIndexes(): Promise<{ filters: FilterIndex; typosquat: TyposquatIndex }> {
-    const generation = await filterGeneration(this.db);
+    const generation = await this.data.filterGeneration();
     const now = Date.now();
     if (!this.indexes || generation !== this.indexes.generation || now - this.indexes.builtAt >= INDEX_MAX_AGE_MS) {
+      const rows = await this.data.filterRows();
       const filters = new FilterIndex();
-      for (const row of await loadFilterRows(this.db)) {
+      for (const row of rows.filters) {
         try {
           filters.add(row);
         } catch {
           // A pattern stored before a stricter parser: skip it rather than stop the log.
         }
       }
-      this.indexes = { generation, builtAt: now, filters, typosquat: TyposquatIndex.from(await loadTyposquatRows(this.db)) };
+      this.indexes = { generation, builtAt: now, filters, typosquat: TyposquatIndex.from(rows.typosquats) };
     }
     return this.indexes;
   }

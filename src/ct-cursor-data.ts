@@ -1,0 +1,33 @@
+/**
+ * The API Worker's side of the CursorData port (src/modules/ct-log/cursor/data.ts), for
+ * log cursors run by the ingest Worker (wrangler.ingest.toml): they reach this
+ * entrypoint through their CT_CURSOR_DATA service binding, and it does what the
+ * Durable Object would do itself in a one-Worker deployment, over this Worker's D1 and
+ * event queue. The ingest Worker is the only caller a service binding allows: the
+ * entrypoint is not reachable over HTTP.
+ */
+import { WorkerEntrypoint } from "cloudflare:workers";
+import { createDb } from "./db/client";
+import type { Bindings } from "./env";
+import type { CursorStatus } from "./modules/ct-log/cursor-contract";
+import { d1CursorData, type CursorData } from "./modules/ct-log/cursor/data";
+import type { PublishedQueue } from "./modules/ct-log/fanout";
+import type { LogRef, ObservedEntry } from "./modules/ct-log/ingest";
+
+export class CtCursorData extends WorkerEntrypoint<Bindings> implements CursorData {
+  private get data(): CursorData {
+    return d1CursorData(createDb(this.env.DB), this.env.EVENTS_QUEUE as unknown as PublishedQueue);
+  }
+  filterGeneration() {
+    return this.data.filterGeneration();
+  }
+  filterRows() {
+    return this.data.filterRows();
+  }
+  publish(log: LogRef, from: number, to: number, observed: ObservedEntry[]) {
+    return this.data.publish(log, from, to, observed);
+  }
+  saveLogState(status: Omit<CursorStatus, "inProgress">, updatedAt: string) {
+    return this.data.saveLogState(status, updatedAt);
+  }
+}
