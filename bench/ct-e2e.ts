@@ -1,6 +1,7 @@
 /**
  * CT pipeline end to end (issue 12): the service as a user runs it (`npm start`:
- * wrangler dev on workerd, local D1, the queue consumer in the same Worker) reading a
+ * wrangler dev on workerd, local D1, the queue consumer in the API Worker, the log
+ * cursors in the ingest Worker's own workerd process) reading a
  * local static-ct-api log of 131,072 generated certificates, with 10,000 filters of
  * 1,000 organizations.
  *
@@ -21,7 +22,8 @@
  * service first sees it and grows to its full size just before the measured Cron run.
  *
  * Run: npm run bench:ct-e2e   (BENCH_ENTRIES, BENCH_PORT, and any CT_* configuration,
- * e.g. CT_REQUESTS_PER_SECOND=0 for no request-rate limit, are honoured)
+ * e.g. CT_REQUESTS_PER_SECOND=0 for no request-rate limit, are honoured;
+ * TRUST_PLANE_ONE_WORKER=true measures the one-Worker topology)
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -48,8 +50,9 @@ const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
 /**
  * CPU time (ms) spent so far by every workerd process on this machine (Linux /proc; null
- * elsewhere): the service's runtime, whose isolates share one event-loop thread, its V8
- * helper threads, and wrangler's proxy in front of it.
+ * elsewhere): the API Worker's runtime and the ingest Worker's (each runs its isolates on
+ * one event-loop thread; one process with TRUST_PLANE_ONE_WORKER=true), their V8 helper
+ * threads, and wrangler's proxy in front of each.
  */
 function workerdCpuMs(): number | null {
   try {
@@ -280,7 +283,7 @@ try {
   console.log(`  this process's event-loop delay during ingestion: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`);
   console.log(`  GET /api/health over 100 ms during ingestion: ${during.filter((h) => h.ms > 100).length} of ${fmt(during.length)}`);
   if (cpuBefore !== null && cpuAfter !== null) {
-    console.log(`  workerd CPU from the Cron run to the last match seen: ${fmt(cpuAfter - cpuBefore)} ms in ${fmt(cpuWall)} ms (${Math.round(((cpuAfter - cpuBefore) / cpuWall) * 100)}% of one core, both workerd processes; the service's isolates share one thread)`);
+    console.log(`  workerd CPU from the Cron run to the last match seen: ${fmt(cpuAfter - cpuBefore)} ms in ${fmt(cpuWall)} ms (${Math.round(((cpuAfter - cpuBefore) / cpuWall) * 100)}% of one core, all the service's workerd processes)`);
   }
   console.log(`  CAA lookups: ${fmt(dohQueries)} DoH queries for ${fmt(matches.length)} matches`);
   console.log(`  log state after: ${JSON.stringify({ ingestion: state?.ingestion, verified_position: state?.verified_position, lag_entries: state?.lag_entries, entries_processed: state?.entries_processed, matches_found: state?.matches_found, last_error: state?.last_error })}`);
