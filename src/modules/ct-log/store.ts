@@ -2,7 +2,8 @@
  * D1 side of CT ingestion: publishing what a cursor observed in verified entries,
  * and reading back, for the event fan-out, what became visible.
  *
- * Publication is ONE D1 batch (one transaction) per verified batch of a log, with a
+ * Publication is ONE D1 batch (one transaction) per slice of a verified batch (at most
+ * 64 hits, fanout.ts publicationSlices, so no transaction holds the database long), with a
  * constant number of statements whatever the number of matches: the rows travel as
  * one JSON parameter each and are inserted with `json_each` (D1 binds at most 100
  * parameters per statement and counts every statement against the invocation's
@@ -97,7 +98,7 @@ const v = (field: string) => sql.raw(`json_extract(j.value, '$.${field}')`);
 const matchIdOf = sql`(SELECT m.id FROM ct_matches m WHERE m.organization_id = ${v("o")} AND m.dedup_key = ${v("d")})`;
 
 /**
- * Writes the observations of the verified entries of one log in one transaction.
+ * Writes the observations of verified entries of one log in one transaction.
  * Returns the organizations that got something (their events are fanned out).
  */
 export async function publishObservations(db: Db, log: LogRef, observed: readonly ObservedEntry[]): Promise<number[]> {
