@@ -18,6 +18,7 @@
  */
 import { emitEvents, organizationsWithRules } from "../alerting/emit";
 import type { Db } from "../../db/client";
+import { groupsUnderBudget } from "../../platform/groups";
 import type { QueueContext } from "../../platform/queue";
 import { buildMatchEvent, buildTyposquatEvent, type CtLogEvent } from "./events";
 import type { LogRef, ObservedEntry } from "./ingest";
@@ -55,21 +56,7 @@ const OBSERVATIONS_PER_TRANSACTION = 64;
 
 /** The observations in slices of whole entries, each with at most OBSERVATIONS_PER_TRANSACTION hits and lookalikes (or one entry). */
 export function publicationSlices(observed: readonly ObservedEntry[]): ObservedEntry[][] {
-  const slices: ObservedEntry[][] = [];
-  let slice: ObservedEntry[] = [];
-  let size = 0;
-  for (const o of observed) {
-    const n = o.hits.length + o.typosquats.length;
-    if (slice.length && size + n > OBSERVATIONS_PER_TRANSACTION) {
-      slices.push(slice);
-      slice = [];
-      size = 0;
-    }
-    slice.push(o);
-    size += n;
-  }
-  if (slice.length) slices.push(slice);
-  return slices;
+  return groupsUnderBudget(observed, (o) => o.hits.length + o.typosquats.length, OBSERVATIONS_PER_TRANSACTION);
 }
 
 /** Publishes the observations of verified entries [from, to) and announces them to the fan-out. */

@@ -29,6 +29,7 @@ import { and, eq, gte, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { inJsonArray } from "../../db/in-json";
+import { jsonArrayChunks } from "../../platform/groups";
 import { ctFilters, ctLogStates, ctMatchFilters, ctMatchOccurrences, ctTyposquatMatches, ctTyposquatOccurrences } from "../../db/schema";
 import type { CursorStatus } from "./cursor-contract";
 import { isWildcardName } from "./cert/names";
@@ -76,23 +77,7 @@ function statement(db: Db, query: SQL): D1PreparedStatement {
 }
 
 /** Splits rows into JSON arrays of bounded size. */
-function jsonChunks(rows: unknown[]): string[] {
-  const out: string[] = [];
-  let chunk: string[] = [];
-  let size = 2;
-  for (const r of rows) {
-    const s = JSON.stringify(r);
-    if (chunk.length && size + s.length + 1 > MAX_JSON_CHARS) {
-      out.push(`[${chunk.join(",")}]`);
-      chunk = [];
-      size = 2;
-    }
-    chunk.push(s);
-    size += s.length + 1;
-  }
-  if (chunk.length) out.push(`[${chunk.join(",")}]`);
-  return out;
-}
+const jsonChunks = (rows: unknown[]) => jsonArrayChunks(rows, MAX_JSON_CHARS);
 
 const v = (field: string) => sql.raw(`json_extract(j.value, '$.${field}')`);
 const matchIdOf = sql`(SELECT m.id FROM ct_matches m WHERE m.organization_id = ${v("o")} AND m.dedup_key = ${v("d")})`;

@@ -21,6 +21,7 @@
  *    statements are atomic (one D1 batch); several domains share a batch, and a failing
  *    batch is retried domain by domain so one bad domain does not hold back the others.
  */
+import { groupsUnderBudget } from "../../platform/groups";
 import type { DomainAssessment, HistoryEntry } from "./assessment";
 
 export interface CommitOutcome {
@@ -40,24 +41,8 @@ const CHANGE_BATCH_STATEMENTS = 100;
 
 const json = (v: unknown) => JSON.stringify(v);
 
-/** Splits rows so that each group's JSON stays under `budget` bytes. */
-function byJsonSize<T>(rows: readonly T[], budget = JSON_PARAMETER_BYTES): T[][] {
-  const groups: T[][] = [];
-  let current: T[] = [];
-  let size = 2;
-  for (const row of rows) {
-    const n = json(row).length + 1;
-    if (current.length > 0 && size + n > budget) {
-      groups.push(current);
-      current = [];
-      size = 2;
-    }
-    current.push(row);
-    size += n;
-  }
-  if (current.length) groups.push(current);
-  return groups;
-}
+/** Splits rows so that each group's JSON stays under `budget` bytes ("[", "]" and a comma per row counted). */
+const byJsonSize = <T>(rows: readonly T[], budget = JSON_PARAMETER_BYTES): T[][] => groupsUnderBudget(rows, (row) => json(row).length + 1, budget - 2);
 
 function stateRow(a: DomainAssessment) {
   const s = a.state;
