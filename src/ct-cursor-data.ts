@@ -7,6 +7,7 @@
  * entrypoint is not reachable over HTTP.
  */
 import { WorkerEntrypoint } from "cloudflare:workers";
+import { backgroundD1 } from "./db/background";
 import { createDb } from "./db/client";
 import type { Bindings } from "./env";
 import type { CursorStatus } from "./modules/ct-log/cursor-contract";
@@ -16,7 +17,7 @@ import type { LogRef, ObservedEntry } from "./modules/ct-log/ingest";
 
 export class CtCursorData extends WorkerEntrypoint<Bindings> implements CursorData {
   private get data(): CursorData {
-    return d1CursorData(createDb(this.env.DB), this.env.EVENTS_QUEUE as unknown as PublishedQueue);
+    return d1CursorData(createDb(backgroundD1(this.env.DB)), this.env.EVENTS_QUEUE as unknown as PublishedQueue);
   }
   filterGeneration() {
     return this.data.filterGeneration();
