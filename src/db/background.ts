@@ -1,6 +1,6 @@
 /**
- * A D1 handle for background work (Cron jobs, queue consumers, the CT cursors' data port)
- * that gives the event loop a turn before each statement.
+ * A D1 handle for background work (Cron jobs, queue consumers, the CT cursors' data port,
+ * AlertState) that gives the event loop a turn before each statement.
  *
  * Why: locally (`npm start`, the tests) workerd runs the API Worker, the D1 database and
  * every Durable Object of that Worker on one thread, and calls between them are not I/O:
