@@ -19,7 +19,7 @@
  */
 
 /** One turn of the event loop: pending I/O (incoming requests) is handled before we go on. */
-export const eventLoopTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+const eventLoopTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
 class BackgroundStatement {
   constructor(readonly inner: D1PreparedStatement) {}
