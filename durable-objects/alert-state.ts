@@ -7,6 +7,7 @@
  *  - delivery of fired alerts: its alarm runs the due deliveries with backoff.
  */
 import { DurableObject } from "cloudflare:workers";
+import { backgroundD1 } from "../src/db/background";
 import { createDb } from "../src/db/client";
 import { loadConfig, type Bindings } from "../src/env";
 import type { ModuleName } from "../src/modules/alerting/cel/variables";
@@ -18,7 +19,7 @@ import { AlertProcessor, DEDUP_TTL_MS, summarize, type AlertMemory } from "../sr
 const KEYS_PER_CALL = 128;
 
 export class AlertState extends DurableObject<Bindings> implements AlertStateRpc {
-  private readonly processor = new AlertProcessor(() => createDb(this.env.DB));
+  private readonly processor = new AlertProcessor(() => createDb(backgroundD1(this.env.DB)));
   private delivery: Promise<unknown> = Promise.resolve();
 
   private readonly memory: AlertMemory = {
@@ -67,7 +68,7 @@ export class AlertState extends DurableObject<Bindings> implements AlertStateRpc
   async deliverNow(organizationId: number, nowMs?: number) {
     const run = this.delivery.then(async () => {
       await this.ctx.storage.put("organizationId", organizationId);
-      const r = await deliverDue(createDb(this.env.DB), loadConfig(this.env), organizationId, new Date(nowMs ?? Date.now()));
+      const r = await deliverDue(createDb(backgroundD1(this.env.DB)), loadConfig(this.env), organizationId, new Date(nowMs ?? Date.now()));
       if (r.nextDueAt) await this.ctx.storage.setAlarm(Math.max(Date.parse(r.nextDueAt), Date.now() + 1000));
       return r;
     });

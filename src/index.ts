@@ -1,5 +1,6 @@
 /** Worker entry points: HTTP (the Hono app), the Cron Trigger (the job dispatcher) and the queue consumer. */
 import { createApp } from "./app";
+import { backgroundD1 } from "./db/background";
 import { createDb } from "./db/client";
 import { loadConfig, type Bindings } from "./env";
 import { jobs } from "./jobs";
@@ -19,7 +20,7 @@ export default {
     const outcomes = await runScheduled(jobs, {
       env,
       config: loadConfig(env),
-      db: createDb(env.DB),
+      db: createDb(backgroundD1(env.DB)),
       now: new Date(controller.scheduledTime),
       waitUntil: (p) => ctx.waitUntil(p),
     });
@@ -27,6 +28,6 @@ export default {
     if (failed.length) console.error(`scheduled: ${failed.map((f) => `${f.name}: ${f.error}`).join("; ")}`);
   },
   async queue(batch: MessageBatch<unknown>, env: Bindings) {
-    await queues.dispatch(batch, { env, db: createDb(env.DB), now: new Date() });
+    await queues.dispatch(batch, { env, db: createDb(backgroundD1(env.DB)), now: new Date() });
   },
 } satisfies ExportedHandler<Bindings>;

@@ -1,6 +1,7 @@
 // The background D1 handle (src/db/background.ts): the same database statement for
 // statement (drizzle on top of it, raw statements, an atomic batch), and a turn of the
-// event loop before each statement, which is what lets waiting requests in.
+// event loop before a statement once background work has held the thread for its
+// gate's time, which is what lets waiting requests in.
 import { env } from "cloudflare:workers";
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
@@ -9,7 +10,8 @@ import { createDb } from "../../src/db/client";
 import { organizations } from "../../src/db/schema";
 
 const d1 = (env as any).DB as D1Database;
-const background = backgroundD1(d1);
+// A turn before every statement: what the turn does is seen on each statement.
+const background = backgroundD1(d1, 0);
 const db = createDb(background);
 const uid = () => crypto.randomUUID().slice(0, 8);
 
@@ -55,7 +57,7 @@ describe("backgroundD1", () => {
     await insert;
   });
 
-  it("gives the event loop a turn before each statement", async () => {
+  it("with its gate open gives the event loop a turn before each statement", async () => {
     // A timer due now runs before the background statement does; with the plain handle
     // nothing promises that. Each statement type and the batch, one after the other.
     const statements: (() => Promise<unknown>)[] = [
@@ -75,5 +77,25 @@ describe("backgroundD1", () => {
       await done;
       expect(order).toEqual(["timer", "statement"]);
     }
+  });
+
+  it("gives no turn while the gate is closed, and one once background work has run for the gate's time", async () => {
+    const name = `gate ${uid()}`;
+    const count = (handle: D1Database) => handle.prepare("SELECT count(*) AS n FROM organizations WHERE name = ?").bind(name).first<number>("n");
+    const insertByTimer = () => {
+      let insert: Promise<unknown> = Promise.resolve();
+      setTimeout(() => (insert = d1.prepare("INSERT INTO organizations (name) VALUES (?)").bind(name).run()), 0);
+      return () => insert;
+    };
+    // Just after a turn, a handle gated at an hour issues its statement at once, like the plain handle.
+    await background.prepare("SELECT 1").first();
+    let inserted = insertByTimer();
+    expect(await count(backgroundD1(d1, 3_600_000))).toBe(0);
+    await inserted();
+    // 10 ms later (workerd's clock moves on I/O, a timer included), a 5 ms gate is open: a turn first.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    inserted = insertByTimer();
+    expect(await count(backgroundD1(d1, 5))).toBe(2);
+    await inserted();
   });
 });

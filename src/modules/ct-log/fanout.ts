@@ -90,8 +90,15 @@ export async function unemittedEvents(db: Db, messages: readonly CtLogPublished[
     for (const org of m.organizationIds) r.orgs.add(org);
     ranges.set(key, r);
   }
-  const matchRows = (await Promise.all([...ranges.values()].map((r) => unemittedMatches(db, r.logId, r.from, r.to, [...r.orgs])))).flat();
-  const lookalikeRows = (await Promise.all([...ranges.values()].map((r) => unemittedTyposquats(db, r.logId, r.from, r.to, [...r.orgs])))).flat();
+  // One range after the other, not all at once: a queue batch names up to 50 ranges, and
+  // issued together their reads would run as one chain that the background handle's turns
+  // cannot split, holding the thread in one go (see src/db/background.ts).
+  const matchRows = [];
+  const lookalikeRows = [];
+  for (const r of ranges.values()) {
+    matchRows.push(...(await unemittedMatches(db, r.logId, r.from, r.to, [...r.orgs])));
+    lookalikeRows.push(...(await unemittedTyposquats(db, r.logId, r.from, r.to, [...r.orgs])));
+  }
   // The same row may come from two ranges (a certificate in two logs): once is enough.
   const matches = [...new Map(matchRows.map((m) => [`${m.matchId}:${m.filterId}`, m])).values()];
   const lookalikes = [...new Map(lookalikeRows.map((t) => [t.id, t])).values()];
