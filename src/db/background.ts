@@ -18,7 +18,8 @@
  * turn per `turnEveryMs` and a short one (most jobs) nothing.
  *
  * Request handlers keep the plain handle: they are the ones being let in. Deployed, D1 is
- * a remote service and a statement is I/O anyway; the gate then rarely opens.
+ * a remote service and a statement is I/O anyway, so the turns buy nothing there; they
+ * cost background work at most one timer per `turnEveryMs` of statements.
  */
 
 /** How long background work may hold the thread between two turns by default. */

@@ -14,6 +14,14 @@ const d1 = (env as any).DB as D1Database;
 const background = backgroundD1(d1, 0);
 const db = createDb(background);
 const uid = () => crypto.randomUUID().slice(0, 8);
+/** How many organizations are called `name`, read through `handle`. */
+const count = (handle: D1Database, name: string) => handle.prepare("SELECT count(*) AS n FROM organizations WHERE name = ?").bind(name).first<number>("n");
+/** Inserts an organization called `name` from a timer due now; the returned function gives that insert's promise. */
+const insertByTimer = (name: string) => {
+  let insert: Promise<unknown> = Promise.resolve();
+  setTimeout(() => (insert = d1.prepare("INSERT INTO organizations (name) VALUES (?)").bind(name).run()), 0);
+  return () => insert;
+};
 
 describe("backgroundD1", () => {
   it("answers like the plain handle: drizzle reads and writes, first, raw, run", async () => {
@@ -39,7 +47,7 @@ describe("backgroundD1", () => {
         background.prepare("INSERT INTO no_such_table (x) VALUES (1)"),
       ]),
     ).rejects.toThrow(/no_such_table/);
-    expect(await d1.prepare("SELECT count(*) AS n FROM organizations WHERE name = ?").bind(name).first("n")).toBe(0);
+    expect(await count(d1, name)).toBe(0);
     const ok = await background.batch([background.prepare("INSERT INTO organizations (name) VALUES (?)").bind(name), background.prepare("SELECT count(*) AS n FROM organizations WHERE name = ?").bind(name)]);
     expect(ok[1].results).toEqual([{ n: 1 }]);
   });
@@ -47,14 +55,12 @@ describe("backgroundD1", () => {
   it("issues its statement only after the event loop's turn: a write issued by a timer due now comes first", async () => {
     // With the plain handle the read is issued at once and misses the timer's row.
     const name = `turn ${uid()}`;
-    const count = (handle: D1Database) => handle.prepare("SELECT count(*) AS n FROM organizations WHERE name = ?").bind(name).first<number>("n");
-    let insert: Promise<unknown> = Promise.resolve();
-    setTimeout(() => (insert = d1.prepare("INSERT INTO organizations (name) VALUES (?)").bind(name).run()), 0);
-    const plainSaw = count(d1);
-    const backgroundSaw = count(background);
+    const inserted = insertByTimer(name);
+    const plainSaw = count(d1, name);
+    const backgroundSaw = count(background, name);
     expect(await plainSaw).toBe(0);
     expect(await backgroundSaw).toBe(1);
-    await insert;
+    await inserted();
   });
 
   it("with its gate open gives the event loop a turn before each statement", async () => {
@@ -81,21 +87,15 @@ describe("backgroundD1", () => {
 
   it("gives no turn while the gate is closed, and one once background work has run for the gate's time", async () => {
     const name = `gate ${uid()}`;
-    const count = (handle: D1Database) => handle.prepare("SELECT count(*) AS n FROM organizations WHERE name = ?").bind(name).first<number>("n");
-    const insertByTimer = () => {
-      let insert: Promise<unknown> = Promise.resolve();
-      setTimeout(() => (insert = d1.prepare("INSERT INTO organizations (name) VALUES (?)").bind(name).run()), 0);
-      return () => insert;
-    };
     // Just after a turn, a handle gated at an hour issues its statement at once, like the plain handle.
     await background.prepare("SELECT 1").first();
-    let inserted = insertByTimer();
-    expect(await count(backgroundD1(d1, 3_600_000))).toBe(0);
+    let inserted = insertByTimer(name);
+    expect(await count(backgroundD1(d1, 3_600_000), name)).toBe(0);
     await inserted();
     // 10 ms later (workerd's clock moves on I/O, a timer included), a 5 ms gate is open: a turn first.
     await new Promise((resolve) => setTimeout(resolve, 10));
-    inserted = insertByTimer();
-    expect(await count(backgroundD1(d1, 5))).toBe(2);
+    inserted = insertByTimer(name);
+    expect(await count(backgroundD1(d1, 5), name)).toBe(2);
     await inserted();
   });
 });
