@@ -22,6 +22,7 @@
  * through its CT_CURSOR_DATA service binding to the API Worker (cursor/data.ts).
  */
 import { DurableObject } from "cloudflare:workers";
+import { backgroundD1 } from "../src/db/background";
 import { createDb } from "../src/db/client";
 import type { Bindings } from "../src/env";
 import type { CtLogCursorRpc, CursorOptions, CursorStatus } from "../src/modules/ct-log/cursor-contract";
@@ -44,7 +45,7 @@ export class CtLogCursor extends DurableObject<Bindings> implements CtLogCursorR
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.resources = new CursorResources(env.CT_CURSOR_DATA ?? d1CursorData(createDb(env.DB), env.EVENTS_QUEUE as unknown as PublishedQueue));
+    this.resources = new CursorResources(env.CT_CURSOR_DATA ?? d1CursorData(createDb(backgroundD1(env.DB)), env.EVENTS_QUEUE as unknown as PublishedQueue));
     this.sql.exec("CREATE TABLE IF NOT EXISTS cursor_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     // Left by the previous design (unverified observations were stored): nothing reads it any more.
     this.sql.exec("DROP TABLE IF EXISTS pending_observations");

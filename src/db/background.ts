@@ -17,13 +17,6 @@
  * deliveries and a CT restart then ran past their timeouts. Gated, a long chain pays one
  * turn per `turnEveryMs` and a short one (most jobs) nothing.
  *
- * The cursor of a one-Worker deployment (durable-objects/ct-log-cursor.ts) keeps the plain
- * handle too: with the gate there, the CT restart-mid-backlog test (ingest-faults.test.ts)
- * failed one of two fresh-clone CI runs: its first look at the cursor, meant to land
- * mid-backlog, found all 4,000 entries read. That test's timing needs making
- * deterministic before this path is gated. `npm start` runs the cursors in the ingest
- * Worker, whose publications come through CtCursorData and are gated.
- *
  * Request handlers keep the plain handle: they are the ones being let in. Deployed, D1 is
  * a remote service and a statement is I/O anyway, so the turns buy nothing there; they
  * cost background work at most one timer per `turnEveryMs` of statements.
