@@ -19,17 +19,15 @@
  * queue's consumer, never on this object's time. Deployed in the service's one Worker,
  * this object reaches D1 and the queue directly; run by the ingest Worker
  * (wrangler.ingest.toml, how `npm start` runs it), it has neither and reaches them
- * through its CT_CURSOR_DATA service binding to the API Worker (cursor/data.ts).
+ * through its CT_CURSOR_DATA service binding to the API Worker (cursor/data.ts); either
+ * way the port is built by serviceCursorData (src/ct-cursor-data.ts).
  */
 import { DurableObject } from "cloudflare:workers";
-import { backgroundD1 } from "../src/db/background";
-import { createDb } from "../src/db/client";
+import { serviceCursorData } from "../src/ct-cursor-data";
 import type { Bindings } from "../src/env";
 import type { CtLogCursorRpc, CursorOptions, CursorStatus } from "../src/modules/ct-log/cursor-contract";
 import { CursorResources, pollOffsetMs } from "../src/modules/ct-log/cursor/resources";
 import { initialStatus, type CursorRecord, type CursorStore } from "../src/modules/ct-log/cursor/state";
-import { d1CursorData } from "../src/modules/ct-log/cursor/data";
-import type { PublishedQueue } from "../src/modules/ct-log/fanout";
 import type { CtLogDescriptor } from "../src/modules/ct-log/loglist";
 
 /** Default window over which the logs' runs are spread after each poke. */
@@ -45,7 +43,7 @@ export class CtLogCursor extends DurableObject<Bindings> implements CtLogCursorR
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.resources = new CursorResources(env.CT_CURSOR_DATA ?? d1CursorData(createDb(backgroundD1(env.DB)), env.EVENTS_QUEUE as unknown as PublishedQueue));
+    this.resources = new CursorResources(env.CT_CURSOR_DATA ?? serviceCursorData(env));
     this.sql.exec("CREATE TABLE IF NOT EXISTS cursor_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     // Left by the previous design (unverified observations were stored): nothing reads it any more.
     this.sql.exec("DROP TABLE IF EXISTS pending_observations");

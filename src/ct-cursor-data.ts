@@ -15,9 +15,18 @@ import { d1CursorData, type CursorData } from "./modules/ct-log/cursor/data";
 import type { PublishedQueue } from "./modules/ct-log/fanout";
 import type { LogRef, ObservedEntry } from "./modules/ct-log/ingest";
 
+/**
+ * The port over this Worker's D1 (through the background handle: publications must not
+ * hold the thread from requests) and its event queue. The one place that builds it: the
+ * entrypoint below and, deployed as one Worker, the CtLogCursor object itself.
+ */
+export function serviceCursorData(env: Pick<Bindings, "DB" | "EVENTS_QUEUE">): CursorData {
+  return d1CursorData(createDb(backgroundD1(env.DB)), env.EVENTS_QUEUE as unknown as PublishedQueue);
+}
+
 export class CtCursorData extends WorkerEntrypoint<Bindings> implements CursorData {
   private get data(): CursorData {
-    return d1CursorData(createDb(backgroundD1(this.env.DB)), this.env.EVENTS_QUEUE as unknown as PublishedQueue);
+    return serviceCursorData(this.env);
   }
   filterGeneration() {
     return this.data.filterGeneration();

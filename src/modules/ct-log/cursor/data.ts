@@ -5,7 +5,8 @@
  * run in a Worker of its own (the local topology of `npm start`, wrangler.ingest.toml):
  * there the port is a service binding to the API Worker's CtCursorData entrypoint
  * (src/ct-cursor-data.ts), which implements it with d1CursorData below. Deployed as one
- * Worker, the Durable Object uses d1CursorData directly.
+ * Worker, the Durable Object uses the same d1CursorData port directly (serviceCursorData
+ * of src/ct-cursor-data.ts builds it for both).
  *
  * Every value crossing the port is plain data (structured-clonable for RPC).
  */
