@@ -7,6 +7,9 @@
  *    for that path cannot reach a Worker that has Static Assets in front of it; the
  *    Worker's `--test-scheduled` route /__scheduled can).
  * Everything else is streamed through unchanged, both ways.
+ *
+ * `worker()` names where to forward, asked per request: the Worker's runtime may move to
+ * another port when wrangler restarts it (start.mjs).
  */
 import { createServer, request, Agent } from "node:http";
 import { createServer as createNetServer } from "node:net";
@@ -24,13 +27,13 @@ export function freePort() {
 }
 
 export function startLocalEdge({ port, worker }) {
-  const target = new URL(worker);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const server = createServer((req, res) => {
     let path = req.url ?? "/";
     if (path === "/cdn-cgi/handler/scheduled" || path.startsWith("/cdn-cgi/handler/scheduled?")) {
       path = "/__scheduled" + path.slice("/cdn-cgi/handler/scheduled".length);
     }
+    const target = new URL(worker());
     const headers = { ...req.headers, host: target.host, "cf-connecting-ip": normalizeAddress(req.socket.remoteAddress) };
     const upstream = request({ host: target.hostname, port: target.port, method: req.method, path, headers, agent }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.statusMessage, up.rawHeaders);
