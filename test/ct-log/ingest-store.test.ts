@@ -18,7 +18,7 @@ import { publishObservations } from "../../src/modules/ct-log/store";
 import { fanOutPublished, publicationSlices, publishVerified, unemittedEvents, type CtLogPublished } from "../../src/modules/ct-log/fanout";
 import { pruneMatches } from "../../src/modules/ct-log/service";
 import { parseDataTile, tileLeafHash } from "../../src/modules/ct-log/wire/static-ct";
-import { eq, sql } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
 import { call, signup } from "../helpers";
 import { base, dohZone, indicesMatching, navigliEntries, uid } from "./ingest-helpers";
 
@@ -231,6 +231,12 @@ describe("CT ingest: matcher, commit, events", () => {
     // Every match was counted exactly once along the chain of watermarks.
     expect(r1.count + r2.count + r3.count + r4.count).toBe(n);
     expect((await call("GET", "/api/ct-log/matches?page_size=1", { token: org.session })).body.total).toBe(n);
+    // latest_timestamp: the newest match still in the 30-day window, whichever index SQLite reads it by.
+    const newestFirst = await db.select({ id: ctMatches.id, first: ctMatches.firstMatchedAt }).from(ctMatches).where(eq(ctMatches.organizationId, org.organizationId)).orderBy(desc(ctMatches.firstMatchedAt)).all();
+    expect(newestFirst).toHaveLength(n);
+    expect(r4.latest_timestamp).toBe(newestFirst[0].first);
+    await db.update(ctMatches).set({ lastMatchedAt: new Date(Date.now() - 40 * 86_400_000).toISOString() }).where(eq(ctMatches.id, newestFirst[0].id)).run();
+    expect(await checkNew(r4.as_of)).toMatchObject({ count: 0, latest_timestamp: newestFirst[1].first });
     // Validation: since must be a date-time.
     expect((await call("GET", "/api/ct-log/matches/check-new?since=yesterday", { token: org.session })).status).toBe(400);
   });

@@ -8,7 +8,7 @@
  * change bumps ct_filter_generation, so every CtLogCursor rebuilds its index before
  * its next batch: a disabled or deleted filter stops matching at once.
  */
-import { asc, count, desc, eq, gt, gte, isNull, max, sql, type SQL } from "drizzle-orm";
+import { asc, count, desc, eq, gt, gte, isNull, sql, type SQL } from "drizzle-orm";
 import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { inJsonArray } from "../../db/in-json";
@@ -340,7 +340,16 @@ export async function checkNewMatches(t: Tenant, since: string, now: Date) {
   const [clock, fresh, latest] = await t.db.batch([
     t.db.select({ at: ctPublicationClock.at }).from(ctPublicationClock).where(eq(ctPublicationClock.id, 1)),
     t.countQuery(ctMatches, inWindow, gt(ctMatches.firstMatchedAt, sinceIso)),
-    t.db.select({ at: max(ctMatches.firstMatchedAt) }).from(ctMatches).where(t.where(ctMatches, inWindow)),
+    // The newest first, read down the (organization, first_matched_at) index to the first
+    // one still in the window: a client polls this every few seconds, and max() over the
+    // window read every match of the last 30 days (2,048: 2.6 ms instead of 0.05 ms in
+    // SQLite). The unary + keeps SQLite from choosing the last_matched_at index instead.
+    t.db
+      .select({ at: ctMatches.firstMatchedAt })
+      .from(ctMatches)
+      .where(t.where(ctMatches, sql`+${ctMatches.lastMatchedAt} >= ${windowStart(now)}`))
+      .orderBy(desc(ctMatches.firstMatchedAt))
+      .limit(1),
   ]);
   const count = fresh[0]?.n ?? 0;
   return { has_new: count > 0, count, latest_timestamp: latest[0]?.at ?? null, as_of: clock[0]?.at ?? CLOCK_ORIGIN };
