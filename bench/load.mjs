@@ -9,9 +9,9 @@
  * monitor's notes are the last PATCH acknowledged for it. /api/health is measured
  * alone before the mixed phase and again on a few connections during it.
  *
- * Every 5xx is a failure, including wrangler dev's plain-text 503 "Your worker
- * restarted mid-request": its proxy answers so when the workerd runtime behind it was
- * replaced while a non-GET request was in flight (it retries GETs itself, silently).
+ * Every 5xx is a failure, including the local edge's 502 "The local Worker is not
+ * answering (starting or restarting)" (scripts/local-edge.mjs): it answers so when the
+ * workerd runtime behind it is being replaced (wrangler reloads it) or not up yet.
  * For a client that is the service being unavailable, so it fails the run like any
  * other 5xx; the output counts them apart, next to the runtime reloads the service log
  * shows, so a run can tell a restart from an error of the service's own code.
@@ -61,11 +61,11 @@ async function api(method, path, token, body) {
   return { status: res.status, body: json ?? text.slice(0, 200), headers: res.headers };
 }
 
-/** Setup calls: wrangler dev answers a POST in flight during a runtime swap with 503 (see below); retry those. */
+/** Setup calls: the local edge answers a request during a runtime swap with 502 (see below); retry those. */
 async function setupCall(method, path, token, body) {
   for (let attempt = 0; ; attempt++) {
     const res = await api(method, path, token, body);
-    if (res.status !== 503 || attempt >= 5) return res;
+    if (res.status !== 502 || attempt >= 5) return res;
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
@@ -129,7 +129,7 @@ async function worker(org, token, end) {
       const res = await oneRequest(org, token);
       stats.statuses[res.status] = (stats.statuses[res.status] ?? 0) + 1;
       if (res.status === 429 && !res.headers.get("retry-after")) stats.missingRetryAfter++;
-      if (res.status === 503 && typeof res.body === "string" && res.body.startsWith("Your worker restarted mid-request")) stats.runtimeRestarts++;
+      if (res.status === 502 && res.body?.error?.message?.startsWith("The local Worker is not answering")) stats.runtimeRestarts++;
       else if (res.status >= 500 && stats.samples5xx.length < 3) stats.samples5xx.push(`${res.status} ${JSON.stringify(res.body)} ${res.headers.get("content-type")}`);
     } catch {
       stats.errors++;
@@ -139,7 +139,7 @@ async function worker(org, token, end) {
 }
 
 try {
-  // Warm-up: compile paths, open connections (wrangler dev may still answer 503 while it settles).
+  // Warm-up: compile paths, open connections (the local edge may answer 502 while the runtime settles).
   await load({ url: `${svc.base}/api/health`, concurrency: 8, seconds: 3 });
   const orgs = [await organization("bench-a"), await organization("bench-b")];
   const hotToken = orgs[0].tokens.pop();
@@ -204,8 +204,8 @@ try {
   const pct = (p) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
   const total = lat.length;
   const fivexx = Object.entries(stats.statuses).filter(([s]) => Number(s) >= 500).reduce((a, [, n]) => a + n, 0);
-  // The service's own errors carry the JSON error body; wrangler dev's proxy answers a
-  // non-GET request in flight while the runtime was replaced with a text/plain 503.
+  // The service's own errors and the local edge's 502 during a runtime swap both carry
+  // the JSON error body; the edge's message tells them apart.
   // Both are failures (see the header); told apart only to say where to look.
   const fromService = fivexx - stats.runtimeRestarts;
   const reloads = (svc.log().match(/Reloading local server/g) ?? []).length;
@@ -220,7 +220,7 @@ try {
   console.log(`statuses: ${JSON.stringify(stats.statuses)}; transport errors: ${stats.errors}`);
   console.log(`5xx in all: ${fivexx} (target 0)`);
   console.log(`  from the service's code (JSON error body): ${fromService}${stats.samples5xx.length ? `; e.g. ${stats.samples5xx.join(" | ")}` : ""}`);
-  console.log(`  runtime replaced mid-request (wrangler dev's text/plain 503; its GETs were retried unseen): ${stats.runtimeRestarts}; runtime reloads in the service log: ${reloads}`);
+  console.log(`  runtime being replaced (the local edge's 502): ${stats.runtimeRestarts}; runtime reloads in the service log: ${reloads}`);
   console.log(`health probe during the mixed phase: ${JSON.stringify(healthLoaded.statuses)}; failed: ${healthLoaded.errors}`);
   console.log(`429 in the mixed phase: ${stats.statuses[429] ?? 0}; without Retry-After: ${stats.missingRetryAfter}`);
   console.log(`burst of ${TOKEN_PER_MINUTE + 64} on one token (limit ${TOKEN_PER_MINUTE}/min): ${JSON.stringify(burst.statuses)}; 429 without Retry-After: ${burst.missingRetryAfter}`);
