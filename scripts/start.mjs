@@ -104,11 +104,11 @@ if (!oneWorker) {
  * injects the live-reload script into HTML pages. `npm start` needs neither: should a
  * source change reload the Worker, the local edge answers 502 for that moment and then
  * follows the runtime to its new address. Through that proxy every request cost about
- * 2 ms more CPU (GET /api/health:
- * 7.5 instead of 3.9 ms over wrangler's processes and the local edge) and one more
- * process to wait for on a busy machine: with the local edge forwarding to the runtime
- * directly, bench:ct-e2e's /api/health p99 during ingestion fell from 88-111 ms to
- * 68-72 ms, and the idle one answers twice the requests.
+ * 2 ms more CPU (GET /api/health: 7.5 instead of 3.9 ms over wrangler's processes and
+ * the local edge) and one more process to wait for on a busy machine: with the local
+ * edge forwarding to the runtime directly, bench:ct-e2e's /api/health p99 during
+ * ingestion fell from 88-111 ms to 68-91 ms, and the idle service answers twice the
+ * requests.
  */
 async function startWorker(options) {
   const devEnv = new unstable_DevEnv();

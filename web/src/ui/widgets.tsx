@@ -83,6 +83,15 @@ export function Badge({ value, tone, label }: { value: string | null | undefined
 }
 
 export function Tabs({ tabs, active, onSelect, label }: { tabs: { id: string; label: string }[]; active: string; onSelect: (id: string) => void; label: string }) {
+  // An arrow key selects the next tab; focus follows once that tab is rendered selected
+  // (the selection comes back through the URL), so a screen reader never announces the
+  // focused tab as "not selected".
+  const focusOnSelect = useRef(false);
+  useEffect(() => {
+    if (!focusOnSelect.current) return;
+    focusOnSelect.current = false;
+    document.getElementById(`tab-${active}`)?.focus();
+  }, [active]);
   return (
     <div class="tabs" role="tablist" aria-label={label}>
       {tabs.map((t) => (
@@ -98,8 +107,8 @@ export function Tabs({ tabs, active, onSelect, label }: { tabs: { id: string; la
             const to = e.key === "ArrowRight" ? tabs[(i + 1) % tabs.length] : e.key === "ArrowLeft" ? tabs[(i - 1 + tabs.length) % tabs.length] : null;
             if (to) {
               e.preventDefault();
+              focusOnSelect.current = true;
               onSelect(to.id);
-              requestAnimationFrame(() => document.getElementById(`tab-${to.id}`)?.focus());
             }
           }}
         >
