@@ -6,7 +6,10 @@
  *  - GET /cdn-cgi/handler/scheduled fires the Cron Trigger (wrangler dev's own handler
  *    for that path cannot reach a Worker that has Static Assets in front of it; the
  *    Worker's `--test-scheduled` route /__scheduled can).
- * Everything else is streamed through unchanged, both ways.
+ * Everything else is streamed through unchanged, both ways. Each request is logged as
+ * wrangler's dev proxy logs it (method, path without the query, status, duration): the
+ * edge forwards past that proxy (start.mjs), and a query string may carry what a log
+ * must not.
  *
  * `worker()` names where to forward, asked per request: the Worker's runtime may move to
  * another port when wrangler restarts it (start.mjs).
@@ -29,6 +32,11 @@ export function freePort() {
 export function startLocalEdge({ port, worker }) {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const server = createServer((req, res) => {
+    const started = performance.now();
+    res.on("finish", () => {
+      const pathname = (req.url ?? "/").split("?")[0];
+      console.log(`[edge] ${req.method} ${pathname} ${res.statusCode} ${res.statusMessage ?? ""} (${Math.round(performance.now() - started)}ms)`);
+    });
     let path = req.url ?? "/";
     if (path === "/cdn-cgi/handler/scheduled" || path.startsWith("/cdn-cgi/handler/scheduled?")) {
       path = "/__scheduled" + path.slice("/cdn-cgi/handler/scheduled".length);
