@@ -9,9 +9,9 @@
  * monitor's notes are the last PATCH acknowledged for it. /api/health is measured
  * alone before the mixed phase and again on a few connections during it.
  *
- * Every 5xx is a failure, including the local edge's 502 "The local Worker is not
- * answering (starting or restarting)" (scripts/local-edge.mjs): it answers so when the
- * workerd runtime behind it is being replaced (wrangler reloads it) or not up yet.
+ * Every 5xx is a failure, including the local edge's 502 WORKER_UNAVAILABLE
+ * (scripts/local-edge.mjs): it answers so when the workerd runtime behind it is being
+ * replaced (wrangler reloads it) or not up yet.
  * For a client that is the service being unavailable, so it fails the run like any
  * other 5xx; the output counts them apart, next to the runtime reloads the service log
  * shows, so a run can tell a restart from an error of the service's own code.
@@ -25,6 +25,7 @@
  *   npm run bench:load            (BENCH_SECONDS, BENCH_PORT, BENCH_CONNECTIONS override)
  */
 import { load, startService } from "./lib/server.mjs";
+import { WORKER_UNAVAILABLE } from "../scripts/local-edge.mjs";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 30);
 const port = Number(process.env.BENCH_PORT ?? 8806);
@@ -129,7 +130,7 @@ async function worker(org, token, end) {
       const res = await oneRequest(org, token);
       stats.statuses[res.status] = (stats.statuses[res.status] ?? 0) + 1;
       if (res.status === 429 && !res.headers.get("retry-after")) stats.missingRetryAfter++;
-      if (res.status === 502 && res.body?.error?.message?.startsWith("The local Worker is not answering")) stats.runtimeRestarts++;
+      if (res.status === 502 && res.body?.error?.message === WORKER_UNAVAILABLE) stats.runtimeRestarts++;
       else if (res.status >= 500 && stats.samples5xx.length < 3) stats.samples5xx.push(`${res.status} ${JSON.stringify(res.body)} ${res.headers.get("content-type")}`);
     } catch {
       stats.errors++;

@@ -29,6 +29,9 @@ export function freePort() {
   });
 }
 
+/** What the edge answers (502) while the Worker's runtime is not up: starting, or being replaced. */
+export const WORKER_UNAVAILABLE = "The local Worker is not answering (starting or restarting)";
+
 export function startLocalEdge({ port, worker }) {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const server = createServer((req, res) => {
@@ -49,7 +52,7 @@ export function startLocalEdge({ port, worker }) {
     });
     upstream.on("error", () => {
       if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
-      res.end(JSON.stringify({ success: false, error: { code: "internal_error", message: "The local Worker is not answering (starting or restarting)" } }));
+      res.end(JSON.stringify({ success: false, error: { code: "internal_error", message: WORKER_UNAVAILABLE } }));
     });
     req.pipe(upstream);
   });
