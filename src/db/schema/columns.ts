@@ -28,3 +28,21 @@ export const updatedAt = () => text("updated_at").notNull().default(isoNow);
 
 /** `created_at` and `updated_at`. */
 export const timestamps = () => ({ createdAt: createdAt(), updatedAt: updatedAt() });
+
+/**
+ * The collection-state columns (platform/collection/state.ts `CollectionRecord`) an
+ * asset table needs beside its last-attempt and last-success times, which most tables
+ * already have under names of their own (`last_checked_at`, `last_success_at`).
+ */
+export const collectionColumns = () => ({
+  /** First failed attempt of the current run of failures; null after a success. */
+  collectionFailingSince: text("collection_failing_since"),
+  /** Failed attempts in a row; 0 after a success. */
+  collectionFailures: integer("collection_failures").notNull().default(0),
+  /** When the source is asked next; null when not known. */
+  collectionNextAttemptAt: text("collection_next_attempt_at"),
+  /** platform/collection COLLECTION_ERROR_CLASSES; null after a success. */
+  collectionErrorClass: text("collection_error_class"),
+  /** The latest failure in words (classify.ts); null after a success. */
+  collectionError: text("collection_error"),
+});

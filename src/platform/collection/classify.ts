@@ -1,0 +1,166 @@
+/**
+ * The one classifier of outside failures: any exception (or HTTP status) met while
+ * collecting from a source becomes a `CollectionError` — a class from the closed set and
+ * a message naming the host and the step, in words a person can act on.
+ *
+ * The Workers runtime reports some failures opaquely: a fetch to a name that does not
+ * resolve throws "internal error; reference = <id>", a refused or reset connection
+ * "Network connection lost.". Those texts never leave this file: they are recognised
+ * and said as what they mean ("DNS lookup of rdap.example failed", "connection to
+ * 192.0.2.44:443 failed: refused or closed before an answer").
+ *
+ * Errors of the service's own code can declare their class with a `collectionClass`
+ * property (e.g. a tampered CT tile is `protocol`), or be thrown as `CollectionFailure`
+ * with the class and message already decided; the platform never imports module code.
+ */
+import { COLLECTION_ERROR_CLASSES, type CollectionError, type CollectionErrorClass } from "./vocabulary";
+
+/** A failure whose class and message the thrower already decided. */
+export class CollectionFailure extends Error {
+  override readonly name = "CollectionFailure";
+  constructor(
+    readonly collectionClass: CollectionErrorClass,
+    message: string,
+  ) {
+    super(message);
+  }
+  get collectionError(): CollectionError {
+    return { class: this.collectionClass, message: this.message };
+  }
+}
+
+/** Where the failed attempt was going: a URL, or a host (and port), and the step in words. */
+export interface FailureTarget {
+  url?: string;
+  host?: string;
+  port?: number;
+  /** The step, for the message: "RDAP lookup of example.com", "tile 0/x/001 of log ...". */
+  what?: string;
+}
+
+const MAX_MESSAGE = 300;
+const RUNTIME_OPAQUE = /internal error;\s*reference\s*=\s*[\w-]+/gi;
+
+/** Whether a text carries the runtime's opaque internal-error reference. */
+export function isOpaqueRuntimeError(text: string): boolean {
+  return /internal error;\s*reference/i.test(text);
+}
+
+/**
+ * A message safe to show: the runtime's opaque reference removed, control characters
+ * folded to spaces, at most MAX_MESSAGE characters.
+ */
+export function sanitizeFailureMessage(text: string): string {
+  const clean = text
+    .replace(RUNTIME_OPAQUE, "the runtime gave no reason")
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return clean.length > MAX_MESSAGE ? `${clean.slice(0, MAX_MESSAGE - 1)}…` : clean;
+}
+
+function targetOf(t: FailureTarget): { host: string; port?: number; url?: string } {
+  if (t.url) {
+    try {
+      const u = new URL(t.url);
+      const port = u.port ? Number(u.port) : u.protocol === "https:" ? 443 : u.protocol === "http:" ? 80 : undefined;
+      return { host: u.hostname.replace(/^\[|\]$/g, ""), port: t.port ?? port, url: t.url };
+    } catch {
+      /* fall through */
+    }
+  }
+  return { host: t.host ?? "the source", port: t.port, url: t.url };
+}
+
+function isIpLiteral(host: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(":");
+}
+
+function hostPort(host: string, port?: number): string {
+  if (port === undefined) return host;
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+function prefix(t: FailureTarget): string {
+  return t.what ? `${t.what}: ` : "";
+}
+
+/** The failure an HTTP answer with an error status is (429 is `rate_limited`). */
+export function httpStatusFailure(status: number, url: string, what?: string, retryAfterSeconds?: number): CollectionError {
+  const shown = sanitizeFailureMessage(url);
+  if (status === 429) {
+    const wait = retryAfterSeconds !== undefined ? ` (asked to wait ${retryAfterSeconds} s)` : "";
+    return { class: "rate_limited", message: `${prefix({ what })}HTTP 429 Too Many Requests from ${shown}${wait}` };
+  }
+  return { class: "http_status", message: `${prefix({ what })}HTTP ${status} from ${shown}` };
+}
+
+/** The failure the egress policy's refusal is. */
+export function blockedFailure(reason: string, what?: string): CollectionError {
+  return { class: "blocked", message: `${prefix({ what })}destination refused by the egress policy: ${sanitizeFailureMessage(reason)}` };
+}
+
+function declaredClass(err: unknown): CollectionErrorClass | null {
+  const c = (err as { collectionClass?: unknown } | null)?.collectionClass;
+  return typeof c === "string" && (COLLECTION_ERROR_CLASSES as readonly string[]).includes(c) ? (c as CollectionErrorClass) : null;
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return typeof err === "string" ? err : String(err);
+}
+
+function errorName(err: unknown): string {
+  return (err as { name?: unknown } | null)?.name && typeof (err as { name: unknown }).name === "string" ? (err as { name: string }).name : "";
+}
+
+/** DnsLookupError codes (platform/dns/message.ts), by structure to keep this file free of imports. */
+const DNS_CODE_CLASS: Record<string, CollectionErrorClass> = {
+  timeout: "timeout",
+  deadline: "timeout",
+  network: "connect",
+  "circuit-open": "connect",
+  http: "http_status",
+  malformed: "protocol",
+  "no-resolvers": "internal",
+};
+
+/** Classifies one failure of an attempt to reach `target`. Never returns the runtime's opaque text. */
+export function classifyFailure(err: unknown, target: FailureTarget = {}): CollectionError {
+  if (err instanceof CollectionFailure) return { class: err.collectionClass, message: sanitizeFailureMessage(err.message) };
+  const text = errorText(err);
+  const name = errorName(err);
+  const { host, port } = targetOf(target);
+  const p = prefix(target);
+  const declared = declaredClass(err);
+  if (declared) return { class: declared, message: sanitizeFailureMessage(p + text) };
+
+  if (name === "DnsLookupError") {
+    const code = String((err as { code?: unknown }).code ?? "");
+    return { class: DNS_CODE_CLASS[code] ?? "dns_resolution", message: sanitizeFailureMessage(`${p}${text}`) };
+  }
+  if (name === "TimeoutError" || /\btimed? ?out\b|timeout/i.test(text)) {
+    return { class: "timeout", message: sanitizeFailureMessage(`${p}no answer from ${hostPort(host, port)} in time`) };
+  }
+  if (name === "AbortError") {
+    return { class: "timeout", message: sanitizeFailureMessage(`${p}the request to ${hostPort(host, port)} was abandoned before an answer`) };
+  }
+  if (isOpaqueRuntimeError(text)) {
+    // What the runtime throws when the name does not resolve; an address literal cannot fail that way.
+    if (!isIpLiteral(host) && host !== "the source") return { class: "dns_resolution", message: `${p}DNS lookup of ${host} failed` };
+    return { class: "connect", message: `${p}connection to ${hostPort(host, port)} failed (the runtime gave no reason)` };
+  }
+  if (/network connection lost|connection (refused|reset|closed)|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|socket hang up/i.test(text)) {
+    return { class: "connect", message: `${p}connection to ${hostPort(host, port)} failed: refused or closed before an answer` };
+  }
+  if (/ENOTFOUND|EAI_AGAIN|getaddrinfo|name (or service )?not known|could not resolve|NXDOMAIN/i.test(text)) {
+    return { class: "dns_resolution", message: `${p}DNS lookup of ${host} failed` };
+  }
+  if (/\btls\b|\bssl\b|certificate|handshake/i.test(text)) {
+    return { class: "tls", message: sanitizeFailureMessage(`${p}TLS with ${hostPort(host, port)} failed: ${text}`) };
+  }
+  if (err instanceof SyntaxError) {
+    return { class: "protocol", message: sanitizeFailureMessage(`${p}the answer from ${host} does not parse: ${text}`) };
+  }
+  return { class: "internal", message: sanitizeFailureMessage(`${p}${text || "failed"}`) };
+}
