@@ -59,7 +59,10 @@ describe("certificate scan event", () => {
   it("the CEL variables derived from the one declaration keep every variable (path and type) of the former hand-written spec", () => {
     const after = new Map(certWatcherVariables.map((v) => [v.path, v.type]));
     for (const [path, type] of VARIABLES_BEFORE) expect(after.get(path), path).toBe(type);
-    expect(certWatcherVariables.length).toBe(VARIABLES_BEFORE.length);
+    // Added since: which monitor and port the scan belongs to (the alert's asset).
+    const ADDED: [string, string][] = [["monitor_id", "int"], ["port", "int"]];
+    for (const [path, type] of ADDED) expect(after.get(path), path).toBe(type);
+    expect(certWatcherVariables.length).toBe(VARIABLES_BEFORE.length + ADDED.length);
     for (const v of certWatcherVariables) expect(v.description, v.path).not.toBe("");
   });
 
@@ -74,10 +77,11 @@ describe("certificate scan event", () => {
   it("the event built from a real scan validates against its own schema", () => {
     const now = new Date("2026-12-01T00:00:00Z");
     for (const name of Object.keys(FIXTURES) as FixtureName[]) {
-      const a = analyseScan(ScanResult.parse(FIXTURES[name]), { monitorCn: "www.example.test", sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now });
+      const a = analyseScan(ScanResult.parse(FIXTURES[name]), { monitorId: 1, monitorCn: "www.example.test", port: 443, sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now });
       const checked = CertScanEventSchema.safeParse(a.event);
       expect(checked.success, `${name}: ${checked.error?.message}`).toBe(true);
-      expect(Object.keys(a.event).sort()).toEqual(VARIABLES_BEFORE.filter(([p]) => !p.includes(".")).map(([p]) => p).sort());
+      expect(Object.keys(a.event).sort()).toEqual([...VARIABLES_BEFORE.filter(([p]) => !p.includes(".")).map(([p]) => p), "monitor_id", "port"].sort());
+      expect(a.event).toMatchObject({ monitor_id: 1, port: 443 });
     }
   });
 });

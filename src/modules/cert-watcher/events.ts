@@ -19,9 +19,11 @@ const EventCertificate = LeafCertificate.omit({ key_bits: true, curve: true });
 
 /** The one declaration of the event: its TypeScript type and its CEL variables come from it. */
 export const CertScanEventSchema = z.object({
+  monitor_id: z.number().int().describe("The id of the certificate monitor the scan belongs to (two monitors of one endpoint are two assets)"),
   monitor_cn: result.monitor_cn,
   dns_name: result.dns_name,
   ip_address: result.ip_address,
+  port: z.number().int().describe("TCP port scanned"),
   connection_method: z.enum(CONNECTION_METHODS).describe("direct_tls or starttls"),
   protocol: result.protocol,
   ciphers: result.ciphers,
@@ -41,7 +43,9 @@ export const certWatcherVariables = variablesOf(CertScanEventSchema);
 
 /** Whose scan it is: from the job's monitor and target. */
 export interface ScanSubject {
+  monitorId: number;
   monitorCn: string;
+  port: number;
   sni: string;
   ipAddress: string;
   starttls: string | null;
@@ -66,9 +70,11 @@ export function buildCertScanEvent(subject: ScanSubject, observed: ObservedScan)
     certificate = leaf;
   }
   return {
+    monitor_id: subject.monitorId,
     monitor_cn: subject.monitorCn,
     dns_name: subject.sni,
     ip_address: subject.ipAddress,
+    port: subject.port,
     connection_method: subject.starttls ? "starttls" : "direct_tls",
     protocol: observed.protocols,
     ciphers: r.ciphers,
