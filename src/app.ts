@@ -1,7 +1,7 @@
 /**
  * Builds the Hono app: configuration and database per request, body limit,
  * authentication, rate limiting, then one router per module. Errors from
- * anywhere become the ADDENDUM 1 body here.
+ * anywhere become the one error body here (docs/decisions.md#errors-and-validation).
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";

@@ -37,7 +37,7 @@ describe("variablesOf", () => {
     expect(() => variablesOf(z.object({ l: z.array(z.boolean()).describe("bools") }))).toThrow(/list of bool/);
   });
 
-  it("gives the RDAP event exactly the variables the spec table lists", () => {
+  it("gives the RDAP event exactly the documented variables", () => {
     expect(rdapVariables.map((v) => `${v.path}:${v.type}`)).toEqual([
       "domain:string",
       "tld:string",

@@ -1,5 +1,5 @@
 /**
- * Service endpoints (ADDENDUM 10): health, the OpenAPI document, the docs page.
+ * Service endpoints: health, the OpenAPI document, the docs page.
  */
 import { describe, expect, it } from "vitest";
 import { ALL_PERMISSIONS } from "../../src/platform/permissions";

@@ -1,5 +1,5 @@
 /**
- * The DNS watcher change event (ADDENDUM 8), declared ONCE: its TypeScript type, the
+ * The DNS watcher change event, declared ONCE: its TypeScript type, the
  * runtime shape and the CEL variable schema (alerting/cel/variables/dns-watcher.ts)
  * all come from this zod object, and `buildDnsChangeEvent` below is the one place an
  * event is made. `spf` and `dmarc` carry the parsed policy now and before the change; a

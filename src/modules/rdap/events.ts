@@ -1,5 +1,5 @@
 /**
- * The RDAP change event (spec "RDAP event fields"): the variables alert rules
+ * The RDAP change event: the variables alert rules
  * (CEL) see when a domain's RDAP response differs from its last snapshot.
  *
  * `rdap.current` / `rdap.previous` are the full responses as received (not the
