@@ -1,5 +1,5 @@
 /**
- * The certificate scan event (spec "Certificate scan event fields"): the variables
+ * The certificate scan event: the variables
  * alert rules (CEL) see for every accepted scan. Declared once, from the same field
  * declarations as the agent contract's scan result (packages/scan-contract), so the
  * event, the API validation and the agent's types cannot drift apart.
@@ -53,7 +53,7 @@ export interface ScanSubject {
 /** What the Worker concluded from the accepted result (scan-result.ts). */
 export interface ObservedScan {
   result: ScanResult;
-  /** Accepted versions in the spec's spelling. */
+  /** Accepted versions, spelled as TLS tools do (TLSv1.2). */
   protocols: string[];
   certificate: LeafCertificate | null;
   validityDays: number | null;

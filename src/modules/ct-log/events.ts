@@ -1,10 +1,10 @@
 /**
- * The CT-Log event (spec "CT-Log event fields"), declared ONCE: its TypeScript types,
+ * The CT-Log event, declared ONCE: its TypeScript types,
  * the CEL variables rules are type-checked against (and introspection lists), and the
  * shape of the JSON stored per occurrence all come from this zod object.
  *
  * Two kinds share the one schema, so one rule language covers both:
- *   kind "match"      a certificate named a name a filter matches (the spec's event)
+ *   kind "match"      a certificate named a name a filter matches
  *   kind "typosquat"  a certificate named a lookalike of a typosquat-protected filter's
  *                     domain; `typosquat.*` says which and why, `caa` is not evaluated
  * Every field is present in both kinds (a match has empty `typosquat.*` values), so a

@@ -1,5 +1,5 @@
 /**
- * The CEL rule engine of alerting (spec "Events"; ADDENDUM 7), on @marcbachmann/cel-js.
+ * The CEL rule engine of alerting (docs/modules/alerting.md), on @marcbachmann/cel-js.
  *
  *   compileRule(module, expression, knownListNames) -> CompiledRule | CelError
  *   prepareEvent(module, event)                     -> PreparedEvent (once per event)
