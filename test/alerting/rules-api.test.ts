@@ -1,6 +1,6 @@
 /**
  * Alert rules, templates, the test endpoint, introspection and per-module permissions
- * through the HTTP API (ADDENDUM 3, 7; spec "Events", "Rule list" CEL use).
+ * through the HTTP API (docs/decisions.md#alerting, #rule-lists).
  * Every refused save is checked to have saved nothing by reading the module back.
  */
 import { env } from "cloudflare:workers";

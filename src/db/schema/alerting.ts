@@ -1,5 +1,5 @@
 /**
- * Alerting (ADDENDUM 7): per-module alert rules and templates, organization-wide
+ * Alerting (docs/modules/alerting.md): per-module alert rules and templates, organization-wide
  * notification channels, fired alerts (history) and their per-channel deliveries.
  */
 import { sql } from "drizzle-orm";

@@ -7,7 +7,7 @@
  *   - compiled rules per module, compiled once per rule version (re-read at the
  *     latest every RULE_REFRESH_MS, or at once after `invalidate("rules")`)
  *   - the organization's rule lists compiled for lookups (re-read when the API says
- *     they changed, and at the latest every LIST_REFRESH_MS: the spec allows 60 s)
+ *     they changed, and at the latest every LIST_REFRESH_MS, half the minute a list change may take to reach rules)
  *   - an event its producer hands over again (the same `id`, a retried batch) is not
  *     evaluated again: it is the same event, already recorded
  *   - de-duplication keys on the rule, the asset and the content: a rule that already

@@ -1,5 +1,5 @@
 /**
- * Alerting endpoints (ADDENDUM 7), the same set for every monitoring module M:
+ * Alerting endpoints (docs/decisions.md#alerting), the same set for every monitoring module M:
  *   /api/M/alert-rules[/{id}] [/test] · /api/M/alert-templates[/{id}] ·
  *   /api/M/alert-history · /api/M/introspection
  * each guarded by M's own permissions (a scope of one module never grants

@@ -160,7 +160,7 @@ export const ChannelBody = z
     name: safeText(200),
     kind: z.enum(["webhook", "slack", "email"]),
     enabled: z.boolean().optional(),
-    url: z.string().max(2000).optional().openapi({ description: "webhook and slack: http(s) URL; must pass the egress policy (no internal addresses, see README \"Security\"). Sealed; shown as scheme, host and port only, the rest masked (`https://hooks.example.com/***`). On update, leaving it out or sending the shown form back keeps the stored URL" }),
+    url: z.string().max(2000).optional().openapi({ description: "webhook and slack: http(s) URL; must pass the egress policy (no internal addresses, see docs/security.md). Sealed; shown as scheme, host and port only, the rest masked (`https://hooks.example.com/***`). On update, leaving it out or sending the shown form back keeps the stored URL" }),
     secret: z.string().max(200).optional().openapi({ description: "webhook: HMAC signing secret (>= 16 chars); generated when absent and returned once" }),
     recipients: z.array(recipient).max(50).optional().openapi({ description: "email: recipient addresses (plain addresses, `name@example.com`)" }),
     smtp_url: z.string().max(2000).optional().openapi({ description: "email: SMTP server for this channel (default: the service's SMTP_URL)" }),

@@ -1,5 +1,5 @@
 /**
- * Alert rules, templates and history of one module (ADDENDUM 7). A rule's CEL
+ * Alert rules, templates and history of one module (docs/decisions.md#alerting). A rule's CEL
  * expression is compiled and type-checked against the module's variable schema on
  * save (400 with the position), list references are recorded so a referenced list
  * cannot be deleted, and the organization's AlertState is told to recompile.

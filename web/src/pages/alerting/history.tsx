@@ -96,6 +96,7 @@ function assetLabel(asset: string): string {
   const [kind, rest] = [asset.slice(0, asset.indexOf(":")), asset.slice(asset.indexOf(":") + 1)];
   if (kind === "monitor") return `monitor ${rest.replace("|", " at ")}`;
   if (kind === "filter") return `CT filter ${rest}`;
+  if (kind === "log") return `CT log ${rest}`;
   if (kind === "domain") return rest;
   return asset;
 }
