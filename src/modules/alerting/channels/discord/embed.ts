@@ -7,7 +7,7 @@
  * field value 1024).
  */
 import type { AlertMessage } from "../provider";
-import { bodyOf, cut, factsOf, titleOf } from "../render";
+import { bodyOf, factsOf, titleOf } from "../render";
 
 export function escapeDiscord(text: string): string {
   return text.replace(/[\\*_~`|>#\-[\]()<@:!]/g, (c) => `\\${c}`);
@@ -15,8 +15,15 @@ export function escapeDiscord(text: string): string {
 
 const COLOR: Record<string, number> = { critical: 0xb91c1c, high: 0xea580c, medium: 0xca8a04, low: 0x2563eb, info: 0x6b7280 };
 
-/** Cut first, escape after: an escape is never split from its character. */
-const field = (text: string, max: number) => escapeDiscord(cut(text, Math.floor(max / 2)));
+/** Escaped, then cut to Discord's limit without splitting an escape from its character. */
+function field(text: string, max: number): string {
+  const escaped = escapeDiscord(text);
+  if (escaped.length <= max) return escaped;
+  let kept = escaped.slice(0, max - 1);
+  const trailing = /\\+$/.exec(kept)?.[0].length ?? 0;
+  if (trailing % 2 === 1) kept = kept.slice(0, -1);
+  return `${kept}…`;
+}
 
 export function alertEmbed(a: AlertMessage) {
   return {
