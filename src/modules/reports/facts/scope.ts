@@ -179,12 +179,12 @@ export function recordFromLastCheck(c: {
   failure: string | null;
   /** Where the attempt went, for the classifier's message. */
   target: FailureTarget;
-  /** The class, when the stored status already says it (the text is then only sanitized). */
+  /** The class the stored status says, for a text the classifier does not recognise. */
   knownClass?: CollectionErrorClass;
 }): CollectionRecord {
   if (!c.failed) return { ...NEVER_COLLECTED, lastAttemptAt: c.lastAttemptAt, lastSuccessAt: c.lastSuccessAt };
   const classified = classifyFailure(new Error(c.failure || "failed"), c.target);
-  const error = c.knownClass ? { class: c.knownClass, message: sanitizeFailureMessage(`${c.target.what ? `${c.target.what}: ` : ""}${c.failure || "failed"}`) } : classified;
+  const error = classified.class === "internal" && c.knownClass ? { ...classified, class: c.knownClass } : classified;
   return {
     ...NEVER_COLLECTED,
     lastAttemptAt: c.lastAttemptAt,
