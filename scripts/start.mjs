@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm start`: the whole service locally, the way ADDENDUM 12 describes it.
+ * `npm start`: the whole service locally (docs/decisions.md#running-it).
  *  1. builds the web console into dist/web (scripts/build-web.mjs),
  *  2. applies the D1 migrations to the local database (.wrangler/state, or
  *     $TRUST_PLANE_STATE_DIR: the browser tests and benchmarks start on a fresh one),
