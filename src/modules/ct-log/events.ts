@@ -13,6 +13,7 @@
  */
 import { z } from "zod";
 import { variablesOf } from "../alerting/cel/variables/from-schema";
+import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";
 
 export const CtSctSchema = z.object({
   log_id: z.string().describe("Log ID (base64)"),
@@ -65,12 +66,10 @@ export const CtEventTyposquatSchema = z.object({
   candidate_domain: z.string().describe('Registrable domain of the lookalike name, A-labels (e.g. "paypa1.com"); empty for a filter match'),
   protected_domain: z.string().describe('The protected registrable domain: the filter\'s pattern (e.g. "paypal.com"); empty for a filter match'),
   certificate_name: z.string().describe("The certificate name that is the lookalike, as observed; empty for a filter match"),
-  evidence: z
-    .array(z.string())
-    .describe(
-      "Why it is a lookalike, in this order: tld_change, confusable, affix, hyphenation, omission, repetition, transposition, edit_distance; " +
-        "internationalized names may add script_mixing, mixed_numbers, unsafe_characters, whole_script. Empty for a filter match",
-    ),
+  evidence: z.array(z.string()).describe(`Why it is a lookalike, in this order: ${EVIDENCE.join(", ")} (docs/lookalikes.md). Empty for a filter match`),
+  confidence: z
+    .enum(["", ...CONFIDENCE])
+    .describe('"low": an edit of a protected label shorter than 5 characters with nothing corroborating it ("ibn.com" for ibm.com); "high" otherwise; "" for a filter match'),
   edit_distance: z
     .number()
     .int()
@@ -98,7 +97,7 @@ export type CtEventTyposquat = z.infer<typeof CtEventTyposquatSchema>;
 export const ctLogVariables = variablesOf(CtLogEventSchema);
 
 /** `typosquat` of a filter match: every field empty. */
-export const NO_TYPOSQUAT: CtEventTyposquat = { candidate_domain: "", protected_domain: "", certificate_name: "", evidence: [] };
+export const NO_TYPOSQUAT: CtEventTyposquat = { candidate_domain: "", protected_domain: "", certificate_name: "", evidence: [], confidence: "" };
 
 /** caa.* of an entry that only matched as a lookalike: no filter names it, so no CAA lookup is made. */
 export const CAA_NOT_EVALUATED: CaaEvaluation = {
@@ -128,6 +127,7 @@ export function buildTyposquatEvent(input: {
     protected_domain: input.typosquat.protected_domain,
     certificate_name: input.typosquat.certificate_name,
     evidence: input.typosquat.evidence,
+    confidence: input.typosquat.confidence,
   };
   if (input.typosquat.edit_distance !== undefined) typosquat.edit_distance = input.typosquat.edit_distance;
   return { kind: "typosquat", cert: input.cert, caa: input.caa ?? CAA_NOT_EVALUATED, rate: input.rate, typosquat, filter_id: input.filterId, matched_at: input.matchedAt };
