@@ -87,6 +87,20 @@ describe("TOTP enrollment", () => {
     expectErrorShape(await call("POST", "/api/auth/mfa/totp/verify", { token: org.session, body: { code: codeAt(totp, t + STEP_MS) }, headers: at(t + STEP_MS) }), 409, "conflict");
   });
 
+  it("parallel starts: each answers 201, and exactly one secret (the one kept) completes the setup", async () => {
+    const org = await signupFresh("Race");
+    const t = Date.now();
+    const starts = await Promise.all(Array.from({ length: 8 }, () => call("POST", "/api/auth/mfa/totp", { token: org.session, headers: at(t) })));
+    expect(starts.map((r) => r.status)).toEqual(Array(8).fill(201));
+    const outcomes: number[] = [];
+    for (const start of starts) {
+      const totp = OTPAuth.URI.parse(start.body.otpauth_uri) as OTPAuth.TOTP;
+      outcomes.push((await call("POST", "/api/auth/mfa/totp/verify", { token: org.session, body: { code: codeAt(totp, t) }, headers: at(t) })).status);
+    }
+    expect(outcomes.filter((s) => s === 200)).toHaveLength(1);
+    expect(outcomes.every((s) => [200, 400, 409].includes(s))).toBe(true);
+  });
+
   it("the enrollment ends the user's other sessions; API tokens keep working and cannot touch factors", async () => {
     const org = await signupFresh("Others");
     const other = await login(org.email, PASSWORD, { "cf-connecting-ip": uniqueIp() });
