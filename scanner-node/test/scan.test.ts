@@ -28,6 +28,10 @@ describe("openssl s_server", () => {
     expect(detail(r, "TLSv1.2").cipher_codes).toEqual(["0x0035", "0xC02F"]); // server order
     expect(detail(r, "TLSv1.2").cipher_preference).toBe("server");
     expect(r.ciphers.sort()).toEqual(["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA"]);
+    // One judgement: the suite outside Mozilla's intermediate profile is the weak one, and the reason that profile fails.
+    expect(r.weak_suites).toEqual([]);
+    expect(r.legacy_suites).toEqual([{ code: 0x0035, name: "TLS_RSA_WITH_AES_256_CBC_SHA", weaknesses: ["CBC", "no_forward_secrecy"] }]);
+    expect(verdict(r, "mozilla-intermediate").reasons.filter((x) => x.category === "cipher_suite").map((x) => x.item)).toEqual(["TLS_RSA_WITH_AES_256_CBC_SHA"]);
     expect([...r.named_groups].sort()).toEqual(["secp384r1", "x25519"]);
     expect(r.connection_method).toBe("direct_tls");
     expect(r.chain_length).toBe(2);
@@ -98,7 +102,9 @@ describe("gnutls-serv: suites Debian's OpenSSL no longer has", () => {
     expect(r.protocol).toEqual(["TLSv1.0", "TLSv1.2"]);
     expect(detail(r, "TLSv1.2").cipher_codes.sort()).toEqual(["0x0004", "0x0005", "0x000A", "0x002F"]);
     expect(r.weak_suites.map((w) => [w.name, w.weaknesses])).toEqual(expect.arrayContaining([
-      ["TLS_RSA_WITH_RC4_128_MD5", ["RC4"]], ["TLS_RSA_WITH_RC4_128_SHA", ["RC4"]], ["TLS_RSA_WITH_3DES_EDE_CBC_SHA", ["3DES"]]]));
+      ["TLS_RSA_WITH_RC4_128_MD5", ["RC4", "MD5", "no_forward_secrecy"]], ["TLS_RSA_WITH_RC4_128_SHA", ["RC4", "no_forward_secrecy"]],
+      ["TLS_RSA_WITH_3DES_EDE_CBC_SHA", ["3DES", "no_forward_secrecy"]]]));
+    expect(r.legacy_suites.map((w) => w.name)).toEqual(["TLS_RSA_WITH_AES_128_CBC_SHA"]);
     expect(detail(r, "TLSv1.2").cipher_preference).toBe("server");
   });
 });
@@ -113,6 +119,16 @@ describe("nginx", () => {
     expect(detail(r, "TLSv1.2").cipher_preference).toBe("server");
     expect([...r.named_groups].sort()).toEqual(["secp256r1", "x25519"]);
     expect(verdict(r, "mozilla-intermediate")).toMatchObject({ status: "pass", reasons: [] });
+    expect([r.weak_suites, r.legacy_suites]).toEqual([[], []]);
+  });
+  it("one legacy suite among the profile's suites: it alone is listed, and it alone fails the reference profile's cipher check", async () => {
+    const s = await keep(nginxServer({ cert: pki.files.rsa, key: pki.files.rsaKey, protocols: "TLSv1.2 TLSv1.3",
+      ciphers: "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-CHACHA20-POLY1305:AES128-SHA", curves: "X25519:prime256v1", preferServer: true }));
+    const r = await scan(s, { rootCaPem: pki.caPem });
+    expect(detail(r, "TLSv1.2").cipher_codes.sort()).toEqual(["0x002F", "0xC02F", "0xCCA8"]);
+    expect(r.weak_suites).toEqual([]);
+    expect(r.legacy_suites).toEqual([{ code: 0x002f, name: "TLS_RSA_WITH_AES_128_CBC_SHA", weaknesses: ["CBC", "no_forward_secrecy"] }]);
+    expect(verdict(r, "mozilla-intermediate")).toMatchObject({ status: "fail", reasons: [{ category: "cipher_suite", item: "TLS_RSA_WITH_AES_128_CBC_SHA" }] });
   });
 });
 

@@ -36,7 +36,7 @@ export const recentScans = defineRoute({
   description:
     "One item per scanned target: its latest scan. `sort_by`: `validity` orders by certificate expiry (soonest first in ascending order, " +
     "targets without a certificate last); `protocol`, `cipher` and `validation` order by status severity, worst first in ascending order " +
-    "(legacy < modern < unknown; weak < strong < unknown; self_signed < untrusted < hostname_mismatch < trusted < unknown); " +
+    "(legacy < modern < unknown; weak < legacy < strong < unknown; self_signed < untrusted < hostname_mismatch < trusted < unknown); " +
     "`last_scan_time` (default, descending) by scan time.",
   request: { query: s.RecentScansQuery }, responses: { 200: json(s.RecentScanList) },
 });

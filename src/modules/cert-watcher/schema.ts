@@ -64,8 +64,10 @@ export const IndicatorsSchema = z
     description:
       "Computed from the latest scan of each enabled target; each status is the worst over those targets (`unknown` only when none is known). " +
       "validity_status: valid | expiring_soon (expires within 30 days) | expired | not_yet_valid | unknown (no certificate seen). " +
-      "protocol_status: modern (only TLS 1.2/1.3) | legacy (SSLv3, TLS 1.0 or 1.1 accepted) | unknown. " +
-      "cipher_status: strong | weak (an RC4, DES, 3DES, NULL, EXPORT or anonymous suite offered) | unknown. " +
+      "protocol_status and cipher_status are read from the scan's Mozilla intermediate verdict (one of the five framework verdicts), so they never contradict it: " +
+      "protocol_status: modern (every accepted version is allowed by that profile: TLS 1.2, 1.3) | legacy (SSLv3, TLS 1.0 or 1.1 accepted) | unknown (nothing accepted). " +
+      "cipher_status: strong (every offered suite is one of that profile's suites) | legacy (some offered suite is not, but none is broken: CBC mode, no forward secrecy, ...) | " +
+      "weak (a broken suite is offered: RC4, DES, 3DES, NULL, EXPORT or anonymous) | unknown (no suite seen); the scan's weak_suites and legacy_suites list each suite and why. " +
       "validation_status: trusted | hostname_mismatch | untrusted (chain does not validate to the trust anchor) | self_signed (subject equals issuer) | unknown. " +
       "error_count: enabled targets whose latest scan failed; target_count: all targets; min_days_left: fewest days until expiry (negative if expired, null if no certificate). " +
       "Validity is judged at read time from the certificate's not_after.",
@@ -175,6 +177,8 @@ const Verdict = z
   })
   .openapi("FrameworkVerdict");
 
+const SuiteFinding = z.object({ code: z.number().int(), name: z.string(), weaknesses: z.array(z.string()) }).openapi("CertSuiteFinding");
+
 export const ScanDetail = z
   .object({
     id: z.number().int(),
@@ -204,7 +208,12 @@ export const ScanDetail = z
     protocol_status: z.enum(PROTOCOL_STATUSES),
     cipher_status: z.enum(CIPHER_STATUSES),
     validation_status: z.enum(VALIDATION_STATUSES),
-    weak_suites: z.array(z.object({ code: z.number().int(), name: z.string(), weaknesses: z.array(z.string()) })),
+    weak_suites: z.array(SuiteFinding).openapi({ description: "Broken suites offered (what makes cipher_status weak): RC4, DES, 3DES, NULL, EXPORT or anonymous, with every concern about each" }),
+    legacy_suites: z.array(SuiteFinding).openapi({
+      description:
+        "Suites offered outside Mozilla's intermediate profile that are not broken (what makes cipher_status legacy), each with what keeps it out: " +
+        "CBC, no_forward_secrecy, MD5, or outside_profile when none of these applies. The same suites as the cipher_suite reasons of the mozilla-intermediate verdict, minus the weak ones",
+    }),
     findings: z.object({ expired: z.boolean(), scan_failed: z.boolean(), legacy_protocol: z.boolean(), weak_cipher: z.boolean(), self_signed: z.boolean() }),
     compliance: z.record(z.string(), z.enum(["pass", "fail", "unknown"])).openapi({ description: "Verdict per framework id (fips-140, nist-sp-800-52r2, pci-dss-4.0.1, mozilla-intermediate, mozilla-modern)" }),
     frameworks: z.array(Verdict).openapi({ description: "The five verdicts with reasons, evaluated by the service from the observed configuration at scan time" }),

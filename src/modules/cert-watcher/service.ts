@@ -15,7 +15,7 @@ import { badRequest, conflict, notFound, quotaExceeded, type ErrorDetail } from 
 import { direction, limitOffsetBody, pageOffset, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
-import { securityStandards as frameworkStandards } from "./frameworks";
+import { legacySuitesOf, securityStandards as frameworkStandards } from "./frameworks";
 import { daysLeft, monitorIndicators, validityStatus, type Indicators } from "./indicators";
 import { normalizeHostname, normalizeIp, resolveStartTls, type StartTlsSetting } from "./names";
 import { RootCaError, validateRootCaPem } from "./root-ca";
@@ -347,7 +347,7 @@ const RECENT_SORT_COLUMNS: Record<RecentScanSort, SQL> = {
   cn: sql`${certMonitors.cn}`,
   validity: sql`COALESCE(${certScans.certNotAfter}, '9999')`,
   protocol: sql`CASE ${certScans.protocolStatus} WHEN 'legacy' THEN 0 WHEN 'modern' THEN 1 ELSE 2 END`,
-  cipher: sql`CASE ${certScans.cipherStatus} WHEN 'weak' THEN 0 WHEN 'strong' THEN 1 ELSE 2 END`,
+  cipher: sql`CASE ${certScans.cipherStatus} WHEN 'weak' THEN 0 WHEN 'legacy' THEN 1 WHEN 'strong' THEN 2 ELSE 3 END`,
   validation: sql`CASE ${certScans.validationStatus} WHEN 'self_signed' THEN 0 WHEN 'untrusted' THEN 1 WHEN 'hostname_mismatch' THEN 2 WHEN 'trusted' THEN 3 ELSE 4 END`,
   last_scan_time: sql`${certScans.scannedAt}`,
 };
@@ -409,6 +409,7 @@ function scanDetail(s: ScanRow) {
     cipher_status: s.cipherStatus,
     validation_status: s.validationStatus,
     weak_suites: s.weakSuites,
+    legacy_suites: legacySuitesOf(s.frameworks),
     findings: { expired: s.expired, scan_failed: s.hasError, legacy_protocol: s.legacyProtocol, weak_cipher: s.weakCipher, self_signed: s.selfSigned },
     compliance: Object.fromEntries(s.frameworks.map((v) => [v.id, v.status])),
     frameworks: s.frameworks,
