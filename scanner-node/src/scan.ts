@@ -6,9 +6,10 @@ import {
   type FrameworkVerdict, type WeakSuiteFinding,
 } from "../../src/modules/cert-watcher/frameworks";
 import { ConnectionBudget, type BudgetOptions } from "./budget";
-import type { ScanResult } from "@trust-plane/scan-contract";
+import type { ScanErrorClass, ScanResult } from "@trust-plane/scan-contract";
 import { analyseChain, systemAnchors } from "./certificate";
 import { enumerate, type EnumerateOptions } from "./enumerate";
+import type { FaultKind } from "./tls/probe";
 import type { StartTlsProtocol } from "./tls/starttls";
 
 export interface ScanTarget {
@@ -41,6 +42,9 @@ export type ScanReport = ScanResult & {
   frameworks: FrameworkVerdict[];
 };
 
+/** The contract's class of a scan that failed on a probe fault (a failed STARTTLS dialogue is not TLS: protocol). */
+const SCAN_ERROR_CLASS_OF_FAULT: Record<FaultKind, ScanErrorClass> = { timeout: "timeout", connect: "connect", starttls: "protocol", protocol: "protocol" };
+
 const hex = (c: number) => "0x" + c.toString(16).toUpperCase().padStart(4, "0");
 
 function emptyResult(t: ScanTarget, ip: string, started: number, now: Date): ScanReport {
@@ -48,7 +52,7 @@ function emptyResult(t: ScanTarget, ip: string, started: number, now: Date): Sca
     monitor_cn: t.monitorCn ?? t.sni ?? (isIP(t.host) ? "" : t.host), dns_name: sniOf(t), ip_address: ip, port: t.port,
     connection_method: t.starttls ? "starttls" : "direct_tls", starttls: t.starttls ?? null,
     protocol: [], ciphers: [], named_groups: [], certificate: null, validity_days: null, intermediates: [], validation_path: [],
-    has_error: false, error: "", cipher_preference: null, protocols_detail: [], named_groups_detail: { tls13: [], tls12: [] },
+    has_error: false, error: "", error_class: null, cipher_preference: null, protocols_detail: [], named_groups_detail: { tls13: [], tls12: [] },
     dh_bits: null, chain_length: 0, chain_protocol: null, self_signed: null, validation: null, weak_suites: [], legacy_suites: [], frameworks: [],
     scanned_at: now.toISOString(), probes: 0, duration_ms: Date.now() - started,
   };
@@ -92,6 +96,7 @@ export async function scanTarget(t: ScanTarget, opts: ScanOptions = {}): Promise
     if (e.fatal || !accepted.length) {
       r.has_error = true;
       r.error = e.fatal ?? "server accepted no SSL/TLS version";
+      r.error_class = e.fatalFault ? SCAN_ERROR_CLASS_OF_FAULT[e.fatalFault] : "tls";
     }
     if (e.chain) {
       try {
@@ -120,7 +125,9 @@ export async function scanTarget(t: ScanTarget, opts: ScanOptions = {}): Promise
     r.legacy_suites = judgement.legacySuites;
   } catch (err) {
     r.has_error = true;
-    r.error = (err as NodeJS.ErrnoException).code === "ENOTFOUND" ? `cannot resolve ${t.host}` : `scan failed: ${(err as Error).message}`;
+    const unresolved = ["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME"].includes((err as NodeJS.ErrnoException).code ?? "");
+    r.error = unresolved ? `cannot resolve ${t.host}` : `scan failed: ${(err as Error).message}`;
+    r.error_class = unresolved ? "dns_resolution" : "internal";
   }
   r.duration_ms = Date.now() - started;
   return r;

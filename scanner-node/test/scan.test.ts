@@ -24,6 +24,7 @@ describe("openssl s_server", () => {
       args: ["-tls1_2", "-cipher", "AES256-SHA:ECDHE-RSA-AES128-GCM-SHA256", "-serverpref", "-groups", "secp384r1:x25519"] }));
     const r = await scan(s, { rootCaPem: pki.caPem });
     expect(r.has_error).toBe(false);
+    expect(r.error_class).toBeNull();
     expect(r.protocol).toEqual(["TLSv1.2"]);
     expect(detail(r, "TLSv1.2").cipher_codes).toEqual(["0x0035", "0xC02F"]); // server order
     expect(detail(r, "TLSv1.2").cipher_preference).toBe("server");
@@ -147,21 +148,24 @@ describe("STARTTLS", () => {
     const r = await scan(s, { starttls: "smtp" }, 1000);
     expect(r.has_error).toBe(true);
     expect(r.error).toMatch(/SMTP/);
+    // An HTTP server waits for a request: no SMTP greeting comes.
+    expect(r.error_class).toBe("timeout");
   });
 });
 
 describe("faults become has_error, never a crash", () => {
   it.each([
-    ["garbage", garbageServer, /not a TLS record/],
-    ["HTTP", httpServer, /not a TLS record: "HTTP\/1.1 400 Bad Request"/],
-    ["oversized record", oversizedServer, /oversized TLS record/],
-    ["reset", resetServer, /accepted no SSL\/TLS version|reset/],
-    ["truncated", truncatedServer, /accepted no SSL\/TLS version|closed/],
-  ])("%s", async (_n, make, msg) => {
+    ["garbage", garbageServer, /not a TLS record/, ["protocol"]],
+    ["HTTP", httpServer, /not a TLS record: "HTTP\/1.1 400 Bad Request"/, ["protocol"]],
+    ["oversized record", oversizedServer, /oversized TLS record/, ["protocol"]],
+    ["reset", resetServer, /accepted no SSL\/TLS version|reset/, ["tls", "connect"]],
+    ["truncated", truncatedServer, /accepted no SSL\/TLS version|closed/, ["tls", "connect"]],
+  ])("%s", async (_n, make, msg, classes) => {
     const s = await keep(make());
     const r = await scan(s, {}, 1500);
     expect(r.has_error).toBe(true);
     expect(r.error).toMatch(msg);
+    expect(classes).toContain(r.error_class);
     expect(r.protocol).toEqual([]);
   });
   it("hung handshake: timeout is unknown, reported once, bounded in time", async () => {
@@ -171,10 +175,15 @@ describe("faults become has_error, never a crash", () => {
     expect(Date.now() - t).toBeLessThan(3000);
     expect(r.has_error).toBe(true);
     expect(r.error).toMatch(/timed out/);
+    expect(r.error_class).toBe("timeout");
     expect(r.protocols_detail.every((p) => p.accepted !== false)).toBe(true); // unknown (null), not rejected
   });
   it("unreachable port", async () => {
     const r = await scanTarget({ host: "127.0.0.1", port: 1 }, { timeoutMs: 1000 });
-    expect(r).toMatchObject({ has_error: true, error: "connect to 127.0.0.1:1 failed: ECONNREFUSED" });
+    expect(r).toMatchObject({ has_error: true, error: "connect to 127.0.0.1:1 failed: ECONNREFUSED", error_class: "connect" });
+  });
+  it("a name that does not resolve", async () => {
+    const r = await scanTarget({ host: "no-such-host.invalid", port: 443 }, { timeoutMs: 1000 });
+    expect(r).toMatchObject({ has_error: true, error: "cannot resolve no-such-host.invalid", error_class: "dns_resolution" });
   });
 });

@@ -22,6 +22,8 @@ import { ApiError, notFound, unauthorized } from "../../platform/errors";
 import { generateSecret, hashSecret, parseSecret, TOKEN_PREFIX_LENGTH } from "../../platform/secrets";
 import type { Tenant } from "../../platform/tenant";
 import { emitEvent } from "../alerting/emit";
+import type { AttemptOutcome } from "../../platform/collection";
+import { answeredAttempt, recordColumns, recordUnansweredJobs, scanFailure, scanTargetName, sniOf, targetRecord, type TargetTransition } from "./collection";
 import { analyseScan, type ScanAnalysis } from "./scan-result";
 
 /** How long a leased job stays with its agent before it can be leased again. */
@@ -104,16 +106,17 @@ function jobsWithTargets(t: Tenant, ...conditions: Parameters<Tenant["where"]>[1
     .where(t.where(certScanJobs, ...conditions));
 }
 
-/** The server name a monitor's scans send: target_dns overrides cn. */
-const sniOf = (monitor: typeof certMonitors.$inferSelect) => monitor.targetDns || monitor.cn;
 
 /**
  * Leases up to `maxJobs` open jobs of the agent's organization whose monitor and target
  * are enabled, oldest first. One UPDATE ... WHERE id IN (SELECT ... LIMIT n) statement,
  * so two agents leasing at once never receive the same job.
  */
-export async function leaseJobs(t: Tenant, agentId: number, maxJobs: number, now: Date, leaseSeconds = LEASE_SECONDS) {
+export async function leaseJobs(t: Tenant, agentId: number, maxJobs: number, now: Date, opts: { scanIntervalSeconds: number; leaseSeconds?: number }) {
+  const leaseSeconds = opts.leaseSeconds ?? LEASE_SECONDS;
   const nowIso = now.toISOString();
+  // Expired leases are handed out again below: each is first counted as its target's failed attempt.
+  const transitions = await recordUnansweredJobs(t.db, now, { scanIntervalSeconds: opts.scanIntervalSeconds, leaseSeconds: LEASE_SECONDS, organizationId: t.organizationId });
   const leasable = t.db
     .select({ id: certScanJobs.id })
     .from(certScanJobs)
@@ -136,7 +139,7 @@ export async function leaseJobs(t: Tenant, agentId: number, maxJobs: number, now
     )
     .returning({ id: certScanJobs.id })
     .all();
-  if (!leased.length) return { jobs: [], lease_seconds: leaseSeconds };
+  if (!leased.length) return { jobs: [], lease_seconds: leaseSeconds, transitions };
   const rows = await jobsWithTargets(t, inArray(certScanJobs.id, leased.map((l) => l.id))).orderBy(asc(certScanJobs.id)).all();
   return {
     jobs: rows.map(({ job, target, monitor }) => ({
@@ -152,6 +155,7 @@ export async function leaseJobs(t: Tenant, agentId: number, maxJobs: number, now
       attempt: job.attempts,
     })),
     lease_seconds: leaseSeconds,
+    transitions,
   };
 }
 
@@ -211,7 +215,7 @@ export async function acceptResult(
   jobId: number,
   result: ScanResult,
   now: Date,
-  opts: { mozillaVersion?: string } = {},
+  opts: { scanIntervalSeconds: number; mozillaVersion?: string },
 ) {
   const row = await jobsWithTargets(t, eq(certScanJobs.id, jobId)).get();
   if (!row) throw notFound("Scan job");
@@ -227,6 +231,10 @@ export async function acceptResult(
   });
   const nowIso = now.toISOString();
   const scanIdOfJob = sql`(SELECT id FROM cert_scans WHERE job_id = ${job.id})`;
+  // The attempt this job was: a scan that obtained a TLS answer, or a classified failure.
+  const where = scanTargetName(target.ipAddress, monitor.port, sniOf(monitor));
+  const outcome: AttemptOutcome = a.event.has_error ? { ok: false, error: scanFailure({ error: a.event.error, error_class: result.error_class }, where) } : { ok: true };
+  const collected = answeredAttempt(targetRecord(target), outcome, now, opts.scanIntervalSeconds);
   const [inserted] = await t.run(
     () =>
       t.db.batch([
@@ -234,7 +242,7 @@ export async function acceptResult(
         t.update(certScanJobs, { status: "done", completedAt: nowIso }, eq(certScanJobs.id, job.id), ne(certScanJobs.status, "done")),
         t.update(
           certTargets,
-          { lastScanAt: nowIso, lastScanId: scanIdOfJob as unknown as number },
+          { lastScanAt: nowIso, lastScanId: scanIdOfJob as unknown as number, ...recordColumns(collected.record) },
           eq(certTargets.id, target.id),
           or(isNull(certTargets.lastScanAt), lte(certTargets.lastScanAt, nowIso)),
         ),
@@ -243,7 +251,8 @@ export async function acceptResult(
     { duplicate: alreadyAccepted(jobId) },
   );
   const scanId = inserted[0].id;
-  return { accepted: true as const, job_id: job.id, scan_id: scanId, alerts_fired: await alertOn(env, t.organizationId, scanId, a) };
+  const transitions: TargetTransition[] = collected.transition ? [{ organizationId: t.organizationId, monitor, target, record: collected.record, transition: collected.transition }] : [];
+  return { accepted: true as const, job_id: job.id, scan_id: scanId, alerts_fired: await alertOn(env, t.organizationId, scanId, a), transitions };
 }
 
 /** Sends the scan's event to the alert rules; the number of rules that fired. */

@@ -9,6 +9,8 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import type { ScheduledJob } from "../../platform/scheduler";
+import { LEASE_SECONDS } from "./agents";
+import { recordUnansweredJobs } from "./collection";
 
 export async function enqueueDueScans(db: Db, now: Date, intervalSeconds: number, organizationId?: number): Promise<number> {
   const nowIso = now.toISOString();
@@ -41,7 +43,9 @@ export const enqueueScansJob: ScheduledJob = {
   name: "cert-watcher.enqueue_scans",
   intervalSeconds: 0,
   async run({ db, config, now }) {
+    // Jobs that ended without a result are their targets' failed attempts (collection.ts).
+    const transitions = await recordUnansweredJobs(db, now, { scanIntervalSeconds: config.scanIntervalSeconds, leaseSeconds: LEASE_SECONDS });
     const created = await enqueueDueScans(db, now, config.scanIntervalSeconds);
-    return { jobs_created: created, jobs_pruned: await pruneDoneJobs(db, now) };
+    return { jobs_created: created, jobs_pruned: await pruneDoneJobs(db, now), targets_failing: transitions.filter((x) => x.transition === "failing").length };
   },
 };

@@ -5,6 +5,7 @@ import { STARTTLS_PROTOCOLS } from "@trust-plane/scan-contract";
 import { limitOffsetQuery, pageQuery, pathId } from "../../platform/paging";
 import { CIPHER_STATUSES, PROTOCOL_STATUSES, VALIDATION_STATUSES, VALIDITY_STATUSES } from "./indicators";
 import { safeMultilineText, safeText } from "../../platform/text";
+import { CollectionSchema } from "../../platform/collection/schema";
 
 export const MonitorIdParam = z.object({ monitor_id: pathId("monitor_id") });
 export const TargetIdParam = z.object({ monitor_id: pathId("monitor_id"), target_id: pathId("target_id") });
@@ -109,6 +110,13 @@ export const TargetSchema = z
     created_at: z.string(),
     last_scan_time: z.string().nullable(),
     last_scan: TargetScanSummary.nullable(),
+    collection: CollectionSchema.openapi({
+      description:
+        "Whether the organization's scanner agents could scan this target. An attempt is one scan job: a result that obtained a TLS answer is a success; " +
+        "a failed scan is classified (dns_resolution, connect, timeout, tls, protocol) with a message naming the address, port and what failed; " +
+        "a job whose lease expired without a result, or that no agent took within a scan interval, is a failed attempt (timeout) saying why. " +
+        "Two failed attempts in a row: failing. Never scanned: pending. Disabled target or monitor: paused.",
+    }),
   })
   .openapi("CertTarget");
 
@@ -128,11 +136,27 @@ export const MonitorSchema = z
     last_scan_time: z.string().nullable(),
     last_scan: LastScan,
     indicators: IndicatorsSchema,
+    collection: CollectionSchema.openapi({
+      description:
+        "Summary of the enabled targets' collection: the worst state (failing, then pending, then ok), the oldest of their last successes " +
+        "(null while one was never scanned), the earliest failing_since, the next attempt due and the error of a target in the worst state. Paused when disabled.",
+    }),
   })
   .openapi("CertMonitor");
-export const MonitorDetail = MonitorSchema.extend({ targets: z.array(TargetSchema) }).openapi("CertMonitorDetail");
+
+export const ScanningSchema = z
+  .object({
+    agents_registered: z.number().int().openapi({ description: "Scanner agents of the organization that are not revoked" }),
+    agents_seen_recently: z.number().int().openapi({ description: "Of those, agents that asked for work in the last 10 minutes" }),
+    last_agent_seen_at: z.string().nullable(),
+    note: z.string().nullable().openapi({ description: "Why targets are not being scanned (no agent registered, none running), null while an agent is at work" }),
+  })
+  .openapi("CertScanning");
+
+export const MonitorDetail = MonitorSchema.extend({ targets: z.array(TargetSchema), scanning: ScanningSchema }).openapi("CertMonitorDetail");
 
 export const MonitorList = z.object({
+  scanning: ScanningSchema,
   monitors: z.array(MonitorSchema),
   total: z.number().int(),
   limit: z.number().int(),

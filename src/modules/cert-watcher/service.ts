@@ -20,6 +20,7 @@ import { daysLeft, monitorIndicators, validityStatus, type Indicators } from "./
 import { normalizeHostname, normalizeIp, resolveStartTls, type StartTlsSetting } from "./names";
 import { RootCaError, validateRootCaPem } from "./root-ca";
 import { isUnicastScanTarget } from "../../platform/egress";
+import { agentsNote, agentsState, monitorCollection, scanTargetName, sniOf, targetCollection, targetRecord, type AgentsState } from "./collection";
 
 /** Targets one monitor may have. */
 export const MAX_TARGETS_PER_MONITOR = 100;
@@ -134,7 +135,14 @@ export function scanSummary(scan: ScanRow, now: Date) {
   };
 }
 
-function targetView(t: TargetRow, scan: ScanRow | null, now: Date) {
+/** What a view of targets needs besides the rows: the clock and the organization's agents. */
+interface ViewContext {
+  now: Date;
+  agents: AgentsState;
+}
+
+function targetView(m: MonitorRow, t: TargetRow, scan: ScanRow | null, ctx: ViewContext) {
+  const record = targetRecord(t, scan, scanTargetName(t.ipAddress, m.port, sniOf(m)));
   return {
     id: t.id,
     monitor_id: t.monitorId,
@@ -142,11 +150,22 @@ function targetView(t: TargetRow, scan: ScanRow | null, now: Date) {
     enabled: t.enabled,
     created_at: t.createdAt,
     last_scan_time: t.lastScanAt,
-    last_scan: scan ? scanSummary(scan, now) : null,
+    last_scan: scan ? scanSummary(scan, ctx.now) : null,
+    collection: targetCollection(record, m.enabled && t.enabled, ctx.agents, ctx.now),
   };
 }
 
-function monitorView(m: MonitorRow, targets: { target: TargetRow; scan: ScanRow | null }[], now: Date) {
+/** How the organization's targets get scanned: its agents, and what is wrong when none is at work. */
+function scanningView(agents: AgentsState) {
+  return { agents_registered: agents.registered, agents_seen_recently: agents.seenRecently, last_agent_seen_at: agents.lastSeenAt, note: agentsNote(agents) };
+}
+
+async function viewContext(t: Tenant, now: Date): Promise<ViewContext> {
+  return { now, agents: (await agentsState(t.db, [t.organizationId], now)).get(t.organizationId)! };
+}
+
+function monitorView(m: MonitorRow, targets: { target: TargetRow; scan: ScanRow | null }[], ctx: ViewContext) {
+  const now = ctx.now;
   const indicators: Indicators = monitorIndicators(
     targets.map(({ target, scan }) => ({
       enabled: target.enabled,
@@ -179,6 +198,10 @@ function monitorView(m: MonitorRow, targets: { target: TargetRow; scan: ScanRow 
       targets: targets.filter((t) => t.scan).map((t) => scanSummary(t.scan!, now)),
     },
     indicators,
+    collection: monitorCollection(
+      m.enabled,
+      targets.map(({ target, scan }) => ({ enabled: target.enabled, collection: targetView(m, target, scan, ctx).collection })),
+    ),
   };
 }
 
@@ -222,14 +245,14 @@ export async function listMonitors(t: Tenant, q: { limit: number; offset: number
     t.select(certMonitors).orderBy(dir(MONITOR_SORT_COLUMNS[q.sort_by]), dir(certMonitors.cn), asc(certMonitors.id)).limit(q.limit).offset(q.offset),
     t.countQuery(certMonitors),
   );
-  const targets = await targetsWithScans(t, rows.map((m) => m.id));
-  return limitOffsetBody("monitors", rows.map((m) => monitorView(m, targets.get(m.id) ?? [], now)), total, q);
+  const [targets, ctx] = await Promise.all([targetsWithScans(t, rows.map((m) => m.id)), viewContext(t, now)]);
+  return { ...limitOffsetBody("monitors", rows.map((m) => monitorView(m, targets.get(m.id) ?? [], ctx)), total, q), scanning: scanningView(ctx.agents) };
 }
 
 export async function getMonitor(t: Tenant, monitorId: number, now: Date) {
   const m = await monitorOf(t, monitorId);
-  const targets = (await targetsWithScans(t, [m.id])).get(m.id) ?? [];
-  return { ...monitorView(m, targets, now), targets: targets.map(({ target, scan }) => targetView(target, scan, now)) };
+  const [targets, ctx] = await Promise.all([targetsWithScans(t, [m.id]).then((by) => by.get(m.id) ?? []), viewContext(t, now)]);
+  return { ...monitorView(m, targets, ctx), targets: targets.map(({ target, scan }) => targetView(m, target, scan, ctx)), scanning: scanningView(ctx.agents) };
 }
 
 /**
@@ -296,8 +319,8 @@ async function targetOf(t: Tenant, monitorId: number, targetId: number) {
 
 export async function listTargets(t: Tenant, monitorId: number, now: Date) {
   const m = await monitorOf(t, monitorId);
-  const targets = (await targetsWithScans(t, [m.id])).get(m.id) ?? [];
-  return { targets: targets.map(({ target, scan }) => targetView(target, scan, now)) };
+  const [targets, ctx] = await Promise.all([targetsWithScans(t, [m.id]).then((by) => by.get(m.id) ?? []), viewContext(t, now)]);
+  return { targets: targets.map(({ target, scan }) => targetView(m, target, scan, ctx)) };
 }
 
 /**
@@ -313,7 +336,7 @@ export async function addTarget(t: Tenant, monitorId: number, rawIp: string, now
       t.insert(certTargets, { monitorId: m.id, ipAddress: ip, createdAt: now.toISOString() }).returning(),
       t.guard("targets_per_monitor", t.usage(certTargets, eq(certTargets.monitorId, m.id)), MAX_TARGETS_PER_MONITOR),
     ]);
-    return { ...targetView((inserted as TargetRow[])[0], null, now), message: "Target added" };
+    return { ...targetView(m, (inserted as TargetRow[])[0], null, await viewContext(t, now)), message: "Target added" };
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`${ip} is already a target of this monitor`);
     if (isQuotaGuard(err)) throw quotaExceeded(`A monitor has at most ${MAX_TARGETS_PER_MONITOR} IP targets`);
