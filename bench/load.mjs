@@ -41,8 +41,8 @@ const svc = await startService({
   env: {
     RATE_LIMIT_ORG_PER_MINUTE: "10000000",
     RATE_LIMIT_TOKEN_PER_MINUTE: String(TOKEN_PER_MINUTE),
-    // npm start's local edge sets CF-Connecting-IP from the socket (README "Client
-    // address"): every connection of this benchmark comes from 127.0.0.1, so all its
+    // npm start's local edge sets CF-Connecting-IP from the socket (docs/security.md,
+    // "Client address"): every connection of this benchmark comes from 127.0.0.1, so all its
     // anonymous calls (the health probes) share one per-address bucket, which needs room.
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "10000000",
   },

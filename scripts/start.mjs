@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm start`: the whole service locally, the way ADDENDUM 12 describes it.
+ * `npm start`: the whole service locally (docs/decisions.md#running-it).
  *  1. builds the web console into dist/web (scripts/build-web.mjs),
  *  2. applies the D1 migrations to the local database (.wrangler/state, or
  *     $TRUST_PLANE_STATE_DIR: the browser tests and benchmarks start on a fresh one),
@@ -11,7 +11,9 @@
  *     over a new loopback connection. A CT backlog or a DNS run (thousands of fetches
  *     a minute) then slows every request several-fold and finally exhausts workerd's
  *     file descriptors ("Too many open files"): measured with bench:ct-e2e and bench:dns.
- *  4. serves 127.0.0.1:$PORT (default 8787) through a small local edge (local-edge.mjs)
+ *  4. serves 127.0.0.1:$PORT (default 8787) through a small local edge (local-edge.mjs);
+ *     PUBLIC_BASE_URL (the base of links in mail) defaults to that address and the
+ *     start-up log states the one in effect;
  *     that forwards to the Worker's runtime directly (startWorker below says why not
  *     through wrangler's own proxy) and plays the part Cloudflare's edge plays when
  *     deployed: it sets
@@ -39,6 +41,24 @@ import { join } from "node:path";
 import { unstable_DevEnv, unstable_startWorker } from "wrangler";
 import { freePort, startLocalEdge } from "./local-edge.mjs";
 
+/** The KEY=VALUE lines of a .dev.vars file (dotenv syntax, as wrangler reads it); {} when there is none. */
+function readDevVars(path) {
+  let text;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return {};
+  }
+  const out = {};
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!m) continue;
+    const quoted = /^(["'])(.*)\1$/.exec(m[2]);
+    out[m[1]] = quoted ? quoted[2] : m[2].replace(/\s+#.*$/, "");
+  }
+  return out;
+}
+
 const port = process.env.PORT || "8787";
 const base = `http://127.0.0.1:${port}`;
 const workerPort = String(await freePort());
@@ -55,6 +75,14 @@ const configNames = [...readFileSync(new URL("../wrangler.toml", import.meta.url
 const vars = Object.fromEntries(configNames.filter((n) => process.env[n] !== undefined).map((n) => [n, process.env[n]]));
 // The local edge overwrites CF-Connecting-IP with the socket's address, as Cloudflare does.
 vars.TRUST_CF_CONNECTING_IP ??= "true";
+// Links in mail (invitations, weekly reports) point at PUBLIC_BASE_URL. Unless it is set
+// (in the environment or in .dev.vars, which wrangler reads), it is the address served
+// here: wrangler.toml's default names port 8787, so `PORT=8790 npm start` would otherwise
+// mail links to a port nobody listens on.
+const devVars = readDevVars(new URL("../.dev.vars", import.meta.url).pathname);
+const baseUrlSource = vars.PUBLIC_BASE_URL !== undefined ? "from the environment" : devVars.PUBLIC_BASE_URL !== undefined ? "from .dev.vars" : "the address served";
+if (vars.PUBLIC_BASE_URL === undefined && devVars.PUBLIC_BASE_URL === undefined) vars.PUBLIC_BASE_URL = base;
+const publicBaseUrl = vars.PUBLIC_BASE_URL ?? devVars.PUBLIC_BASE_URL;
 // Test-only (not a wrangler.toml var, never set when deployed): lets a request move its own
 // clock with X-Trust-Plane-Now (src/platform/clock.ts). The browser tests use it to make an
 // organization that existed last week, which is the only kind a weekly report is due for.
@@ -130,6 +158,7 @@ async function startWorker(options) {
 }
 
 console.log(`[start] serving ${base}`);
+console.log(`[start] PUBLIC_BASE_URL ${publicBaseUrl} (${baseUrlSource}): links in invitations and mails point there`);
 const api = await startWorker({
   config: new URL("../wrangler.toml", import.meta.url).pathname,
   bindings: {

@@ -66,7 +66,7 @@ export async function createToken(session: string, scopes: string[], validityDay
   return r.body as { id: number; token: string; expires_at: string };
 }
 
-/** Expects the ADDENDUM 1 error body with the given status and code. */
+/** Expects the one error body with the given status and code. */
 export function expectError(r: CallResult, status: number, code: string) {
   if (r.status !== status || r.body?.success !== false || r.body?.error?.code !== code) {
     throw new Error(`expected ${status} ${code}, got ${r.status} ${JSON.stringify(r.body)}`);
@@ -144,7 +144,7 @@ export async function pollUntil<T>(probe: () => Promise<T>, timeoutMs = 2000, st
   return v;
 }
 
-/** Asserts the ADDENDUM 1 error body exactly: only `success` and `error{code, message, details?}`. */
+/** Asserts the error body exactly: only `success` and `error{code, message, details?}`. */
 export function expectErrorShape(r: CallResult, status: number, code: string) {
   expectError(r, status, code);
   const keys = Object.keys(r.body).sort().join(",");

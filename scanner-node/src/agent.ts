@@ -1,5 +1,5 @@
 // Agent mode: lease scan jobs from the Trust-Plane API, scan with bounded concurrency, post
-// results. The protocol is the agent/API contract (packages/scan-contract, ADDENDUM 9):
+// results. The protocol is the agent/API contract (packages/scan-contract):
 //   POST {api}/api/cert-watcher/agents/lease    Bearer <agent token>  LeaseRequest -> LeaseResponse
 //   POST {api}/api/cert-watcher/agents/results  PostResultRequest  -> 200, or 409 = already accepted (done)
 // Leased jobs are checked against the contract's schema: a job this agent cannot read is

@@ -1,4 +1,4 @@
-// One target scan -> the certificate scan event (spec "Certificate scan event fields") plus
+// One target scan -> the certificate scan event (src/modules/cert-watcher/events.ts) plus
 // details and the five framework verdicts. Never throws: every fault becomes has_error/error.
 import { isIP } from "node:net";
 import {

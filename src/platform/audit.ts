@@ -1,5 +1,5 @@
 /**
- * The audit log (ADDENDUM 6): every successful mutating call, with the acting
+ * The audit log (docs/decisions.md#audit-log): every successful mutating call, with the acting
  * user, the API token (if one was used), action, target and client IP.
  * Written by the route layer (src/platform/route.ts) so no handler can forget it.
  */

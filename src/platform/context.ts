@@ -22,7 +22,7 @@ export interface Principal {
   expiresAt: string;
 }
 
-/** A scanner agent authenticated by its `tpa_` token (cert-watcher, ADDENDUM 9). */
+/** A scanner agent authenticated by its `tpa_` token (docs/modules/cert-watcher.md). */
 export interface AgentPrincipal {
   agentId: number;
   organizationId: number;

@@ -1,5 +1,5 @@
 /**
- * The one error shape of the API (ADDENDUM 1):
+ * The one error shape of the API (docs/decisions.md#errors-and-validation):
  *   {"success": false, "error": {"code", "message", "details"?}}
  * Code throws `ApiError`; app.ts turns it (and anything else) into that body.
  *
@@ -69,7 +69,7 @@ export const quotaExceeded = (message: string) => new ApiError("quota_exceeded",
 export const notFound = (what = "Resource") => new ApiError("not_found", `${what} not found`);
 export const conflict = (message: string, details?: ErrorDetail[]) => new ApiError("conflict", message, details);
 
-/** Converts zod issues into ADDENDUM 1 `details`: one `{path, message}` per field. */
+/** Converts zod issues into the error body's `details`: one `{path, message}` per field. */
 export function zodDetails(error: ZodError, prefix?: string): ErrorDetail[] {
   return error.issues.map((issue) => {
     const path = issue.path.map(String).join(".");

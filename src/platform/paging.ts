@@ -1,6 +1,6 @@
 /**
  * Query-string schemas for paged listings. Out-of-range values are a 400
- * validation_error (ADDENDUM 1), never silently clamped.
+ * validation_error, never silently clamped (docs/decisions.md#errors-and-validation).
  */
 import { z } from "@hono/zod-openapi";
 import { asc, desc } from "drizzle-orm";

@@ -1,7 +1,7 @@
 /**
  * The permission catalog: modules, their permissions (= grantable token scopes,
  * `<module>:<permission>`), the roles each module offers and what they grant.
- * Spec "Authentication" scope tables + ADDENDUM 3. This file is the only place
+ * docs/decisions.md#roles-and-permissions says why. This file is the only place
  * these names are spelled out; routes, token validation, /api/admin/roles and the
  * OpenAPI document all read it.
  */

@@ -1,5 +1,5 @@
 /**
- * Subscription tiers and their quotas (spec "Limits" + ADDENDUM 5). Modules
+ * Subscription tiers and their quotas (docs/decisions.md#subscription-tiers-and-quotas). Modules
  * register how to count their usage; `assertQuota` refuses a creation that would
  * exceed the tier (403 quota_exceeded). A downgrade keeps what exists but blocks
  * anything new until usage is back under the limit.

@@ -1,6 +1,6 @@
 /**
- * `defineRoute`: one declaration per endpoint that reads like a row of the spec's
- * endpoint tables: method, path, required permission, request/response schemas.
+ * `defineRoute`: one declaration per endpoint that reads like a row of an
+ * endpoint table: method, path, required permission, request/response schemas.
  * The same declaration enforces the permission, feeds the OpenAPI document
  * (security + `x-required-permission`), and records the audit entry of a
  * successful mutating call.

@@ -3,8 +3,8 @@
  * webhook URLs, SMTP credentials): AES-256-GCM with a key from SECRETS_KEY
  * (base64 of 32 bytes). Stored as base64(iv || ciphertext). Never returned by the API.
  *
- * Without SECRETS_KEY a built-in development key is used (and said so in the
- * README): fine on a laptop, wrong in production.
+ * Without SECRETS_KEY a built-in development key is used (and said so in
+ * docs/configuration.md): fine on a laptop, wrong in production.
  */
 import { toHex } from "./secrets";
 

@@ -2,7 +2,7 @@
  * Bearer secrets: API tokens (`tpm_`), login sessions (`tps_`), agent tokens
  * (`tpa_`) and invitation tokens (`tpi_`).
  *
- * Format (ADDENDUM 4): prefix + 32 random base62 characters (~190 bits) + a
+ * Format (docs/decisions.md#api-tokens): prefix + 32 random base62 characters (~190 bits) + a
  * 6-character base62 CRC-32 of the body. The fixed prefix lets secret scanners
  * recognise a leaked token; the checksum rejects a mistyped or truncated token
  * before any database read.

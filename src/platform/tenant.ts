@@ -7,7 +7,7 @@
  *   await t.update(rdapMonitors, { notes }, eq(rdapMonitors.id, id)).run();
  *   const { row, quotaRemaining } = await t.create(rdapMonitors, values, { quota: "rdap_monitors", duplicate: "already monitored" });
  *
- * Another organization's row is simply not found (404, ADDENDUM 1). Queries the
+ * Another organization's row is simply not found (404, docs/decisions.md#errors-and-validation). Queries the
  * handle cannot express (joins, aggregates) start from `t.where(table, ...)`, which
  * is the organization filter AND the caller's conditions. System jobs that work
  * across organizations use the raw `Db` and say so.

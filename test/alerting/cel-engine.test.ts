@@ -155,7 +155,7 @@ describe("dns-watcher rules", () => {
 });
 
 describe("compile-time checks", () => {
-  it("refuses computed list lookups with the position (spec 400)", () => {
+  it("refuses computed list lookups with the position (a 400 when saved)", () => {
     const e1 = failure("ct-log", 'cert.dns_names.exists(n, in_list(n, lists[n]))');
     expect(e1.code).toBe("computed_list_lookup");
     expect(e1.position).toEqual({ line: 1, column: 43, offset: 42 });

@@ -1,5 +1,5 @@
 /**
- * Notification delivery against real local receivers (ADDENDUM 7): the webhook receiver
+ * Notification delivery against real local receivers: the webhook receiver
  * of the fixture hub (scriptable status codes, raw body and headers recorded) and the
  * SMTP sink (test/fixtures/servers/smtp.ts). Signatures are verified here with
  * WebCrypto, independently of the service's code. Retries are driven by calling

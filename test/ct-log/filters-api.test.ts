@@ -1,4 +1,4 @@
-// CT filters API (spec "CT log" endpoints, ADDENDUM 1, 5, 11): defaults, canonical
+// CT filters API (docs/decisions.md#ct-filters-and-matches, #uniqueness): defaults, canonical
 // patterns, paging and the six sorts, validation, 409 uniqueness among live filters,
 // the ct_filters quota (soft-deleted filters do not count), soft delete, typosquat
 // eligibility, the typosquatting filters listing and cross-organization 404s.

@@ -1,12 +1,12 @@
 /**
- * Rule lists through the HTTP API (spec "Rule list", "Rule lists", "Errors", "Limits";
- * ADDENDUM 1, 3, 5, 11): one test per rule, each reading the list back to prove what
+ * Rule lists through the HTTP API (docs/modules/lists.md, docs/decisions.md#rule-lists):
+ * one test per rule, each reading the list back to prove what
  * was (or was not) stored.
  */
 import { describe, expect, it } from "vitest";
 import { addMember, call, createToken, expectError, signup, unique, type CallResult } from "../helpers";
 
-/** Every success body of a rule-list endpoint carries `success: true` (spec, ADDENDUM 1). */
+/** Every success body of a rule-list endpoint carries `success: true` (docs/decisions.md#errors-and-validation). */
 function ok<T = any>(r: CallResult<T>, status: number): T {
   if (r.status !== status || (r.body as any)?.success !== true) {
     throw new Error(`expected ${status} with success:true, got ${r.status} ${JSON.stringify(r.body)}`);
@@ -177,7 +177,7 @@ describe("bulk add and replace are all-or-nothing", () => {
   });
 });
 
-describe("quotas (spec Limits: free 2 lists, 10 entries per list)", () => {
+describe("quotas (tier free: 2 lists, 10 entries per list)", () => {
   it("a third list on free is 403 quota_exceeded (empty lists count)", async () => {
     const { session } = await signup();
     ok(await createList(session, { name: "l1", list_type: "ip" }), 201);

@@ -35,7 +35,7 @@ describe("ip entries (entry rule 1)", () => {
     expect(normalizeListEntry("ip", raw)).toEqual(ok(stored));
   });
 
-  it("rejects host bits and names the network (ADDENDUM 11)", () => {
+  it("rejects host bits and names the network", () => {
     const r = normalizeListEntry("ip", "10.1.2.3/8");
     expect(r.ok).toBe(false);
     expect(!r.ok && r.message).toContain("10.0.0.0/8");

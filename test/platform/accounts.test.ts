@@ -1,5 +1,5 @@
 /**
- * Accounts (ADDENDUM 2): signup, login, logout, me, invitation acceptance.
+ * Accounts: signup, login, logout, me, invitation acceptance.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";

@@ -1,6 +1,6 @@
 /**
- * Administration (spec "Administration", user and invitation state tables,
- * ADDENDUM 3, 5, 6, 11): users, roles, invitations, role and status changes,
+ * Administration (docs/modules/admin.md; the user and invitation states):
+ * users, roles, invitations, role and status changes,
  * removal, subscription and the audit log.
  */
 import { env } from "cloudflare:workers";
@@ -264,7 +264,7 @@ describe("subscription", () => {
     enterprise: { ct_filters: 1000, rdap_monitors: 1000, cert_monitors: 2000, dns_domains: 1000, rule_lists: 100, entries_per_list: 1000 },
   };
 
-  it("GET shows tier free with the ADDENDUM 5 limits; PUT changes the tier and the limits", async () => {
+  it("GET shows tier free with its limits; PUT changes the tier and the limits", async () => {
     const org = await signupFresh();
     const g = await call("GET", "/api/admin/subscription", { token: org.session });
     expect(g.status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * API tokens (spec "API tokens", the token state table, ADDENDUM 4 and 11).
+ * API tokens: their states (active, expired, revoked) and docs/decisions.md#api-tokens.
  *
  * Time-dependent behaviour (expiry, renewal, last use) is tested by moving the
  * request's clock (X-Trust-Plane-Now, src/platform/clock.ts), never by ageing rows.
@@ -152,7 +152,7 @@ describe("revoke", () => {
     const manager = await addMember(org.session, [{ module_name: "api-tokens", role_name: "Token Manager" }]);
     const tokenAdmin = await addMember(org.session, [{ module_name: "api-tokens", role_name: "Token Admin" }]);
     const t = await createToken(owner.session, ["api-tokens:view_own_tokens"]);
-    // The spec's permission column: another user's token needs revoke_all_tokens, so
+    // Revoking: another user's token needs revoke_all_tokens, so
     // delete_tokens alone is 403 (issue 13). Within one organization ids are not secret;
     // another organization's token stays 404 (isolation tests).
     expectErrorShape(await call("DELETE", `/api/api-tokens/${t.id}`, { token: manager.session }), 403, "forbidden");

@@ -1,5 +1,5 @@
 /**
- * 401 versus 403 (spec "Authentication" 2) and the one error body (ADDENDUM 1).
+ * 401 versus 403 and the one error body (docs/decisions.md#errors-and-validation).
  */
 import { describe, expect, it } from "vitest";
 import { generateSecret } from "../../src/platform/secrets";

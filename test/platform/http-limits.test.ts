@@ -1,5 +1,5 @@
 /**
- * Request handling and limits (ADDENDUM 1): malformed bodies, unknown fields,
+ * Request handling and limits (docs/decisions.md#errors-and-validation): malformed bodies, unknown fields,
  * the 1 MiB body limit, unknown endpoints, rate-limit headers and 429.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
@@ -16,7 +16,7 @@ describe("request bodies", () => {
     expectErrorShape(r, 400, "validation_error");
   });
 
-  it("a wrong or missing content type: 415 unsupported_media_type (ADDENDUM 1 error body), nothing created", async () => {
+  it("a wrong or missing content type: 415 unsupported_media_type (the one error body), nothing created", async () => {
     const org = await signupFresh();
     const body = JSON.stringify({ name: "x", validity_days: 1, scopes: ["rdap:view_monitoring"] });
     for (const headers of [{ "content-type": "text/plain" }, { "content-type": "application/x-www-form-urlencoded" }, {}] as Record<string, string>[]) {

@@ -1,5 +1,5 @@
 /**
- * Cross-organization isolation (ADDENDUM 1): another tenant's object ids are 404,
+ * Cross-organization isolation (docs/security.md#tenancy): another tenant's object ids are 404,
  * never 403, for every platform endpoint that takes an id; listings never show
  * another organization's rows.
  */
@@ -56,7 +56,7 @@ describe("cross-organization isolation", () => {
     const a = await populated();
     const b = await signupFresh("B");
     const bToken = await createToken(b.session, ["api-tokens:view_own_tokens"]);
-    // ADDENDUM 11: renewing with any credential other than the token itself is 403;
+    // Renewing with any credential other than the token itself is 403;
     // it reveals nothing, since the same answer is given for every id.
     expectErrorShape(await call("POST", `/api/api-tokens/${a.tokenId}/renew`, { token: bToken.token }), 403, "forbidden");
     expectErrorShape(await call("POST", `/api/api-tokens/${a.tokenId}/renew`, { token: b.session }), 403, "forbidden");

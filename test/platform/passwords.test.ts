@@ -1,5 +1,5 @@
 /**
- * Password storage (ADDENDUM 2): PBKDF2-SHA256, per-user salt, constant-time compare.
+ * Password storage: PBKDF2-SHA256, per-user salt, constant-time compare.
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * The permission catalog and scope parser (spec "Authentication" scope tables, ADDENDUM 3).
+ * The permission catalog and scope parser (docs/decisions.md#roles-and-permissions).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -15,7 +15,7 @@ const ADMIN = ["view_users", "manage_users", "manage_permissions", "view_audit_l
 const TOKENS = ["view_own_tokens", "create_tokens", "delete_tokens", "view_all_tokens", "revoke_all_tokens"];
 const LISTS = ["view_lists", "manage_lists"];
 
-/** The spec's scope tables, spelled out independently of the implementation. */
+/** The documented scopes, spelled out independently of the implementation. */
 const SPEC_SCOPES = [
   ...MONITORING.flatMap((m) => MONITORING_PERMS.map((p) => `${m}:${p}`)),
   ...ADMIN.map((p) => `admin:${p}`),
@@ -24,7 +24,7 @@ const SPEC_SCOPES = [
 ];
 
 describe("scope catalog", () => {
-  it("is exactly the spec's tables: 4 x 13 monitoring + 6 admin + 5 api-tokens + 2 lists = 65", () => {
+  it("is exactly the documented scopes: 4 x 13 monitoring + 6 admin + 5 api-tokens + 2 lists = 65", () => {
     expect(SPEC_SCOPES).toHaveLength(65);
     expect([...ALL_PERMISSIONS].sort()).toEqual([...SPEC_SCOPES].sort());
     expect(new Set(ALL_PERMISSIONS).size).toBe(65);
@@ -71,7 +71,7 @@ describe("scope catalog", () => {
 describe("roles", () => {
   const role = (m: string, r: string) => ASSIGNABLE_ROLES[m]?.find((d) => d.name === r)?.permissions.slice().sort();
 
-  it("monitoring Viewer: the four view permissions plus lists:view_lists (ADDENDUM 3)", () => {
+  it("monitoring Viewer: the four view permissions plus lists:view_lists", () => {
     for (const m of MONITORING) {
       expect(role(m, "Viewer")).toEqual(
         [`${m}:view_monitoring`, `${m}:view_alerts`, `${m}:view_alert_rules`, `${m}:view_alert_templates`, "lists:view_lists"].sort(),

@@ -1,5 +1,5 @@
 /**
- * Bearer secret format (ADDENDUM 4): `tpm_` + 32 base62 + 6-char base62 CRC-32.
+ * Bearer secret format: `tpm_` + 32 base62 + 6-char base62 CRC-32.
  * Property tests: generated secrets parse; a single-character change is always
  * caught by the checksum; arbitrary input never throws.
  */

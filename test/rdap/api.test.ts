@@ -1,5 +1,5 @@
 /**
- * RDAP monitor endpoints (spec "RDAP"): creation with normalization, validation,
+ * RDAP monitor endpoints: creation with normalization, validation,
  * duplicates, quotas, paging and sorting, updates, deletion, tenant isolation and
  * permissions. Polling is covered by poll.test.ts and faults.test.ts.
  */

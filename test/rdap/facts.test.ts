@@ -154,7 +154,7 @@ describe("deriveFacts", () => {
 });
 
 describe("buildRdapEvent", () => {
-  it("produces the spec's nested event fields with the raw answers", () => {
+  it("produces the documented nested event fields with the raw answers", () => {
     const renewed = clone(hhgames);
     renewed.events[1].eventDate = "2027-07-04T19:21:02Z";
     const ev = buildRdapEvent({

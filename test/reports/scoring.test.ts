@@ -1,5 +1,5 @@
 /**
- * The audit catalogue and the pure scoring engine: every rule of the spec's table with
+ * The audit catalogue and the pure scoring engine: every rule of the catalogue with
  * its severity and impact, category floors, the weighted average rounded half up, the
  * grade table, and findings whose evidence names the assets.
  */
@@ -11,7 +11,7 @@ import { expectedCollectionWindowSeconds, formatDuration } from "../../src/modul
 import { AS_OF, PERIOD, scan, scenarioFacts } from "./sample";
 
 describe("audit catalogue", () => {
-  it("holds the spec's sixteen rules with their categories, severities and impacts", () => {
+  it("holds the sixteen documented rules with their categories, severities and impacts", () => {
     expect(AUDIT_RULES.map((r) => [r.category, r.title, r.severity, r.impact])).toEqual([
       ["dns", "DMARC policy weakened", "critical", 30],
       ["dns", "SPF overly permissive", "critical", 25],
@@ -40,7 +40,7 @@ describe("audit catalogue", () => {
       const frameworks = new Set(r.references.map((id) => REFERENCES[id].framework));
       expect([r.id, [...frameworks].sort()]).toEqual([r.id, ["iso27001", "national", "soc2"]]);
     }
-    // Every reference the spec names is used by at least one rule.
+    // Every reference of the catalogue is used by at least one rule.
     const used = new Set(AUDIT_RULES.flatMap((r) => r.references));
     expect([...used].sort()).toEqual(Object.keys(REFERENCES).sort());
   });

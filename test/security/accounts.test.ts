@@ -1,7 +1,7 @@
 /**
  * Account hardening (issue 13, items 4 and 5): login throttling per account and per
  * address with growing delays, the client address only from a trusted edge, tokens
- * that never outlive their creator, the spec's 403 for revoking another user's token,
+ * that never outlive their creator, the 403 for revoking another user's token without revoke_all_tokens,
  * and human-entered text (every field the OpenAPI document marks) that refuses control
  * characters, bidi controls, Unicode line separators and lone surrogates.
  */
@@ -120,7 +120,7 @@ describe("API tokens", () => {
     expect((await call("POST", "/api/api-tokens", { token: org.session, body: { name: "s", validity_days: 30, scopes: ["lists:view_lists"] } })).status).toBe(201);
   });
 
-  it("revoking another user's token with only delete_tokens is 403 (spec permission column); nothing is revoked", async () => {
+  it("revoking another user's token with only delete_tokens is 403 (revoke_all_tokens is needed); nothing is revoked", async () => {
     const org = await signup();
     const alice = await addMember(org.session, [{ module_name: "api-tokens", role_name: "Token Manager" }]);
     const bob = await addMember(org.session, [{ module_name: "api-tokens", role_name: "Token Manager" }]);

@@ -1,6 +1,6 @@
 /**
  * Property test over every route of the OpenAPI document (issue 13, item 6): input that
- * violates the route's schema is answered with a 4xx and the ADDENDUM 1 error body,
+ * violates the route's schema is answered with a 4xx and the one error body,
  * never a 5xx. The violations are derived from the document, for every field of the
  * body at any depth (required or optional, inside nested objects and array items):
  *  - a value of another JSON type;

@@ -60,7 +60,7 @@ export const NOT_CREATABLE: Record<string, string> = {
 
 /** Routes that behave differently from the generic rules by specification, with the reason. */
 export const EXCEPTIONS: Record<string, { notFound?: string; noCredential?: string }> = {
-  "POST /api/api-tokens/{token_id}/renew": { notFound: "ADDENDUM 11: renewing with any credential other than the token itself is 403, whatever the id" },
+  "POST /api/api-tokens/{token_id}/renew": { notFound: "renewing with any credential other than the token itself is 403, whatever the id" },
 };
 
 /** Valid bodies where the schema alone does not make one (a refinement across fields). */

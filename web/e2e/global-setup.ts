@@ -22,6 +22,8 @@ declare module "vitest" {
     hubSetup: HubSetup;
     /** The service's local state (TRUST_PLANE_STATE_DIR). */
     stateDir: string;
+    /** What npm start printed until the service answered (its start-up lines). */
+    startLog: string;
   }
 }
 
@@ -46,6 +48,7 @@ export default async function setup(project: TestProject) {
   project.provide("hubUrl", hub.url);
   project.provide("hubSetup", logs);
   project.provide("stateDir", stateDir);
+  project.provide("startLog", service.log());
 
   return async () => {
     await service.stop();

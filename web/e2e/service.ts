@@ -57,7 +57,9 @@ export interface RunningService {
 export async function startService(opts: { stateDir: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunningService> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, PUBLIC_BASE_URL: baseUrl, ...opts.env, PORT: String(port), TRUST_PLANE_STATE_DIR: opts.stateDir };
+  // PUBLIC_BASE_URL is left to npm start's default (the address it serves), which the browser tests' invitation links rely on.
+  const { PUBLIC_BASE_URL: _unset, ...inherited } = process.env;
+  const env = { ...inherited, ...opts.env, PORT: String(port), TRUST_PLANE_STATE_DIR: opts.stateDir };
   const server: ChildProcess = spawn("npm", ["start"], { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   const keep = (d: Buffer) => {

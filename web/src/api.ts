@@ -2,7 +2,7 @@
  * The console's one way to call the API. Same origin, session in the HttpOnly
  * cookie (the console never sees the token), `X-TrustPlane-Console: 1` on every
  * call (the cookie session needs it on mutations: CSRF), errors as `ApiError`
- * carrying the ADDENDUM 1 `details` so forms can put each message by its field.
+ * carrying the error body's `details` so forms can put each message by its field.
  * A 401 sends the user to the login page.
  */
 

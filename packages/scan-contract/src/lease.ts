@@ -1,5 +1,5 @@
 /**
- * The lease/results protocol between an agent and the API (ADDENDUM 9):
+ * The lease/results protocol between an agent and the API (docs/decisions.md#certificate-monitors-and-scanner-agents):
  *
  *   POST /api/cert-watcher/agents/lease    Bearer tpa_...  LeaseRequest  -> LeaseResponse
  *   POST /api/cert-watcher/agents/results  Bearer tpa_...  PostResultRequest -> PostResultResponse

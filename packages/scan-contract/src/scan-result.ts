@@ -1,5 +1,5 @@
 /**
- * The scan result an agent posts (spec "Certificate scan event fields" plus details),
+ * The scan result an agent posts (the fields of the certificate scan event plus details),
  * declared once. The Worker validates with it; the agent's TypeScript types are its
  * output type (`z.output`), so what the agent builds is exactly what the API keeps.
  *

@@ -1,5 +1,5 @@
 /**
- * Certificate deployment monitoring (spec "Certificate monitor", ADDENDUM 9).
+ * Certificate deployment monitoring: monitors, IP targets, agents, scan jobs, scans (docs/modules/cert-watcher.md).
  *
  *   cert_monitors ─< cert_targets ─< cert_scan_jobs ──1 cert_scans
  *   cert_agents (scanner agents of an organization, token hash only)

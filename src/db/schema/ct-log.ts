@@ -1,5 +1,5 @@
 /**
- * CT log module (spec "CT filter", "CT certificate match"): filters, matches and
+ * CT log module (docs/modules/ct-log.md): filters, matches and
  * their per-log occurrences, filter feed proposals, and the cached log list.
  *
  * Ingestion state (position, collapsed Merkle tree, last verified tree head) is

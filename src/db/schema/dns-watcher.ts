@@ -1,5 +1,5 @@
 /**
- * DNS watcher (ADDENDUM 8, issue 10).
+ * DNS watcher (docs/modules/dns-watcher.md).
  *
  *  dns_domains        one row per (organization, domain): what the tenant watches, the
  *                     outcome of the latest scheduled resolution, the DNSSEC status and the

@@ -1,4 +1,4 @@
-/** Rule lists (spec "Rule list"): named IP/CIDR or domain lists used by CEL rules. */
+/** Rule lists (docs/modules/lists.md): named IP/CIDR or domain lists used by CEL rules. */
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 import { id, organizationId, createdAt, updatedAt } from "./columns";

@@ -1,5 +1,5 @@
 /**
- * RDAP monitor (spec "RDAP monitor", issue 4).
+ * RDAP monitor (docs/modules/rdap.md).
  *
  *  rdap_monitors        one row per (organization, domain): what the tenant asked to
  *                       watch, and the outcome of the latest check.

@@ -1,7 +1,7 @@
 /**
- * Weekly security audit reports (spec "Report").
+ * Weekly security audit reports (docs/modules/reports.md).
  *
- *   reports          one row per (organization, report type, period): the spec's
+ *   reports          one row per (organization, report type, period): the API's
  *                    fields, the category scores, and the appendix (every monitored
  *                    asset with its state at generation) as gzip+base64 JSON. UNIQUE
  *                    (organization_id, report_type, period_start) makes generation

@@ -1,5 +1,5 @@
 /**
- * Notification channels (ADDENDUM 7): organization-wide destinations of alerts.
+ * Notification channels: organization-wide destinations of alerts.
  *  - webhook: JSON POST, signed: `X-TrustPlane-Signature: t=<unix>,v1=<hex>` where
  *    v1 = HMAC-SHA256(secret, "<t>.<raw body>") (timestamped against replay).
  *  - slack: a Slack-compatible incoming webhook, `{"text": ...}`.

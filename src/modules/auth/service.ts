@@ -1,5 +1,5 @@
 /**
- * Accounts (ADDENDUM 2): signup, login, logout, me, invitation acceptance.
+ * Accounts (docs/decisions.md#accounts-login-and-sessions): signup, login, logout, me, invitation acceptance.
  * Sessions are bearer tokens (`tps_`) stored hashed like API tokens, valid 12 h.
  */
 import { and, eq, isNull, sql } from "drizzle-orm";

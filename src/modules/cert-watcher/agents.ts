@@ -1,5 +1,5 @@
 /**
- * Scanner agents (ADDENDUM 9): registration (a `tpa_` token shown once, only its
+ * Scanner agents (docs/decisions.md#certificate-monitors-and-scanner-agents): registration (a `tpa_` token shown once, only its
  * hash stored), listing, revocation, and the agent side of the protocol:
  *
  *   lease:   hand out up to `max_jobs` open scan jobs of the agent's own organization
@@ -222,7 +222,9 @@ export async function acceptResult(
   if (row.job.status === "done") throw new ApiError("conflict", alreadyAccepted(jobId));
   const { job, target, monitor } = row;
   const a = analyseScan(result, {
+    monitorId: monitor.id,
     monitorCn: monitor.cn,
+    port: monitor.port,
     sni: sniOf(monitor),
     ipAddress: target.ipAddress,
     starttls: monitor.starttls ?? null,

@@ -1,6 +1,6 @@
 /**
- * Monitor indicators (spec "Certificate monitor" `indicators`; the allowed values are
- * the spec's gap, decided here and documented in the OpenAPI descriptions).
+ * Monitor indicators: their closed sets of values are chosen here and documented in
+ * the OpenAPI descriptions (docs/modules/cert-watcher.md#indicators).
  *
  * Per scan:
  *   validity_status   valid | expiring_soon (expires in < 30 days) | expired | not_yet_valid | unknown (no certificate)

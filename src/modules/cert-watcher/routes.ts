@@ -1,7 +1,7 @@
 /**
  * /api/cert-watcher: certificate monitors, IP targets, recent scans, history,
- * security standards (spec "Certificate deployment"), and scanner agents with their
- * lease/results protocol (ADDENDUM 9). The alerting endpoints of the module
+ * security standards, and scanner agents with their lease/results protocol
+ * (docs/decisions.md#certificate-monitors-and-scanner-agents). The alerting endpoints of the module
  * (alert-rules, alert-history, introspection...) live in the alerting module; the
  * CT log list endpoint in the CT module.
  */

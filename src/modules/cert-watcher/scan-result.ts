@@ -40,7 +40,7 @@ const PROTOCOL_SPELLINGS: Record<string, string> = {
   TLSv1: "TLSv1.0", "TLS1.0": "TLSv1.0", "TLS1.1": "TLSv1.1", "TLS1.2": "TLSv1.2", "TLS1.3": "TLSv1.3",
   "TLS 1.0": "TLSv1.0", "TLS 1.1": "TLSv1.1", "TLS 1.2": "TLSv1.2", "TLS 1.3": "TLSv1.3", "SSLv3.0": "SSLv3",
 };
-/** The spec's spelling (TLSv1.2); other spellings seen in tools are mapped, unknown ones kept. */
+/** One spelling, the API's (TLSv1.2); other spellings seen in tools are mapped, unknown ones kept. */
 export function normalizeProtocol(p: string): string {
   return PROTOCOL_SPELLINGS[p] ?? p;
 }
@@ -85,7 +85,7 @@ export function analyseScan(r: ScanResult, ctx: ScanContext): ScanAnalysis {
   const hasError = r.has_error || (protocols.length === 0 && cert === null);
   const error = hasError ? r.error || "scan obtained no TLS version and no certificate" : "";
   const codes = cipherCodesOf(r);
-  // Self-signed by the spec's rule (subject equal to issuer), also under a custom root CA.
+  // Self-signed means subject equal to issuer, also under a custom root CA (docs/decisions.md#events).
   const selfSigned = cert !== null && cert.subject !== "" && cert.subject === cert.issuer;
   const validityDays = cert?.not_after ? daysLeft(cert.not_after, ctx.now) : null;
   const judgement = judgeTlsConfiguration(observedConfiguration(r, protocols, codes, cert, selfSigned), { mozillaVersion: ctx.mozillaVersion, now: ctx.now });

@@ -1,4 +1,4 @@
-/** Request and response schemas of /api/cert-watcher (spec "Certificate deployment", ADDENDUM 9). */
+/** Request and response schemas of /api/cert-watcher. */
 import { z } from "@hono/zod-openapi";
 import * as contract from "@trust-plane/scan-contract";
 import { STARTTLS_PROTOCOLS } from "@trust-plane/scan-contract";

@@ -1,6 +1,5 @@
 /**
- * Certificate monitors and their IP targets (spec "Certificate monitor", ADDENDUM 9
- * and 11): CRUD, listings with indicators, recent scans, scan history.
+ * Certificate monitors and their IP targets (docs/modules/cert-watcher.md): CRUD, listings with indicators, recent scans, scan history.
  *
  * Every query goes through the organization's `Tenant` handle, so it is scoped by
  * organization; another organization's id is a 404. Multi-row writes go through one D1
@@ -309,7 +308,7 @@ export async function deleteMonitor(t: Tenant, monitorId: number) {
 }
 
 // ---------------------------------------------------------------------------
-// Targets (ADDENDUM 9)
+// Targets: their own endpoints, so one address can be paused without touching the monitor
 
 async function targetOf(t: Tenant, monitorId: number, targetId: number) {
   const target = await t.first(certTargets, eq(certTargets.id, targetId), eq(certTargets.monitorId, monitorId));

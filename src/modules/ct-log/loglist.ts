@@ -223,7 +223,7 @@ export function monitoredLogs(list: LogList): CtLogDescriptor[] {
   return list.logs.filter(isMonitored);
 }
 
-/** URL of the signature that accompanies a list URL: ".json" replaced by ".sig" (ADDENDUM 12). */
+/** URL of the signature that accompanies a list URL: ".json" replaced by ".sig" (docs/configuration.md). */
 export function signatureUrlFor(listUrl: string): string {
   const u = new URL(listUrl);
   if (!u.pathname.endsWith(".json")) throw new LogListError(`log list URL ${listUrl} does not end in .json`);

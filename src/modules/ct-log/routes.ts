@@ -1,7 +1,7 @@
 /**
- * CT log endpoints (spec "CT log" table) plus the filter-feed proposals, the
+ * CT log endpoints (filters, matches, lookalikes) plus the filter-feed proposals, the
  * monitored logs with their ingestion state, and the CT log list (served under
- * cert-watcher, as the spec places it).
+ * /api/cert-watcher/ct-log-list, where the API has always had it).
  *
  * Not implemented here: the alerting endpoints
  * (/api/ct-log/alert-rules..., /introspection), which the alerting module serves

@@ -1,4 +1,4 @@
-/** Request/response schemas of the CT log endpoints (spec "CT log", ADDENDUM 1, 11). */
+/** Request/response schemas of the CT log endpoints (docs/modules/ct-log.md). */
 import { z } from "@hono/zod-openapi";
 import { pageQuery, pathId, sortOrder } from "../../platform/paging";
 import { safeMultilineText } from "../../platform/text";

@@ -1,5 +1,5 @@
 /**
- * CT log module rules (spec "CT filter", "CT certificate match", ADDENDUM 5, 11):
+ * CT log module rules (docs/decisions.md#ct-filters-and-matches):
  * filters (canonical patterns, uniqueness among live filters, quota, soft delete,
  * typosquatting eligibility), the 30-day match window, feed proposals (an accepted
  * certificate proposal becomes a certificate monitor), and each log's ingestion state.
@@ -38,10 +38,10 @@ import { monitoredLogs } from "./loglist";
 import { typosquatEligibility } from "./typosquat/eligibility";
 import type { FILTER_SORTS, MATCH_SORTS, TYPOSQUAT_FILTER_SORTS, TYPOSQUAT_MATCH_SORTS } from "./schema";
 
-/** Matches are kept and listed for 30 days (spec "Limits"). */
+/** Matches are kept and listed for 30 days (docs/decisions.md#ct-filters-and-matches). */
 export const MATCH_WINDOW_MS = 30 * 24 * 3600_000;
 
-/** Filters that are not deleted: they are listed, unique and counted toward the quota (ADDENDUM 11). */
+/** Filters that are not deleted: they are listed, unique and counted toward the quota (docs/decisions.md#uniqueness). */
 const notDeleted = isNull(ctFilters.deletedAt);
 const liveUsage = (t: Tenant) => t.usage(ctFilters, notDeleted);
 registerUsageCounter("ct_filters", (db, organizationId) => tenantDb(db, organizationId).count(ctFilters, notDeleted));

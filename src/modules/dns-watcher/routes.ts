@@ -1,5 +1,5 @@
 /**
- * DNS watcher endpoints (ADDENDUM 8). GET /api/dns-watcher/introspection and the
+ * DNS watcher endpoints (docs/modules/dns-watcher.md). GET /api/dns-watcher/introspection and the
  * alerting endpoints of the module are served by the alerting module.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";

@@ -1,4 +1,4 @@
-/** Request and response schemas of the DNS watcher endpoints (ADDENDUM 8). */
+/** Request and response schemas of the DNS watcher endpoints. */
 import { z } from "@hono/zod-openapi";
 import { limitOffsetQuery, pathId, sortOrder } from "../../platform/paging";
 import { DNS_CHECK_STATUSES, DNSSEC_STATUS_VALUES } from "../../db/schema/dns-watcher";

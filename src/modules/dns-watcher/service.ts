@@ -1,5 +1,5 @@
 /**
- * DNS watcher domains, watched record sets and history (ADDENDUM 8): the rules of the
+ * DNS watcher domains, watched record sets and history (docs/decisions.md#dns-watcher): the rules of the
  * domain. Every query goes through the organization's Tenant handle; another
  * organization's domain or record set is 404.
  */
@@ -27,7 +27,7 @@ registerUsageCounter("dns_domains", (db, organizationId) => tenantDb(db, organiz
  */
 export const MAX_RECORD_SETS_PER_DOMAIN = 50;
 
-/** Watched for every new domain: apex A, AAAA, MX, NS, TXT, CAA and the _dmarc TXT (ADDENDUM 8). */
+/** Watched for every new domain: apex A, AAAA, MX, NS, TXT, CAA and the _dmarc TXT: what mail and web delivery depend on. */
 export const DEFAULT_RECORD_SETS = (domain: string): { name: string; type: WatchedRecordType }[] => [
   ...(["A", "AAAA", "MX", "NS", "TXT", "CAA"] as const).map((type) => ({ name: domain, type })),
   { name: `_dmarc.${domain}`, type: "TXT" },

@@ -1,5 +1,5 @@
 /**
- * Domain names of `domain` rule lists (spec "Rule list", entry rule 2): the stored form
+ * Domain names of `domain` rule lists (docs/decisions.md#rule-lists): the stored form
  * is the lowercase A-label (Punycode) name without trailing dot, obtained with UTS #46
  * non-transitional processing (`faß.de` stays distinct from `fass.de`, as browsers do),
  * STD3 (letters, digits, hyphen) and DNS length rules.

@@ -1,6 +1,6 @@
 /**
- * IP addresses and CIDR networks of `ip` rule lists (spec "Rule list", entry rule 1;
- * ADDENDUM 11): strict parsing, the stored normal form, and a fast parser for the event
+ * IP addresses and CIDR networks of `ip` rule lists (docs/decisions.md#rule-lists):
+ * strict parsing, the stored normal form, and a fast parser for the event
  * values that `in_list` looks up many times per second.
  *
  * Stored form: IPv4 `a.b.c.d/n` (dotted decimal, no leading zeros); IPv6 in RFC 5952
@@ -23,7 +23,7 @@ export type IpParseResult =
   | { ok: true; network: IpNetwork; value: string }
   | { ok: false; message: string };
 
-// Strict dotted quad: four decimal octets 0-255, no leading zeros (ADDENDUM 11: `010.0.0.1`
+// Strict dotted quad: four decimal octets 0-255, no leading zeros (`010.0.0.1`
 // is ambiguous, octal in some parsers, so it is refused rather than guessed).
 const IPV4_STRICT = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const IPV4_LOOSE = /^\d+(\.\d+){3}$/;

@@ -1,5 +1,5 @@
 /**
- * Rule-list names and entries (spec "Rule list", entry rules 1-4; ADDENDUM 11).
+ * Rule-list names and entries (docs/decisions.md#rule-lists).
  * Pure: the service calls these before any database write, so a batch that fails here
  * changes nothing.
  */
@@ -16,7 +16,7 @@ export interface EntryError {
   index: number;
   value: string;
   message: string;
-  /** `invalid` -> 400, `duplicate` (within the batch) -> 409 (ADDENDUM 11). */
+  /** `invalid` -> 400, `duplicate` (within the batch) -> 409 (docs/decisions.md#uniqueness). */
   kind: "invalid" | "duplicate";
 }
 

@@ -1,5 +1,5 @@
 /**
- * Rule lists (spec "Rule list", "Rule lists" endpoints, ADDENDUM 11).
+ * Rule lists (docs/modules/lists.md, docs/decisions.md#rule-lists).
  *
  * Every bulk change is validated as a group before anything is written, then
  * written in one D1 batch (one transaction) that ends with the quota guard: an

@@ -195,7 +195,7 @@ export function resolveRdapServers(config: RdapServerConfig, domain: string): st
 
 /**
  * The copy shipped with the code: IANA dns.json published 2024-02-07
- * (see README.md for provenance). Used until a fresh file has been fetched,
+ * (see README.md beside it for provenance). Used until a fresh file has been fetched,
  * and whenever fetching fails with nothing cached.
  */
 export function bundledBootstrap(): Bootstrap {

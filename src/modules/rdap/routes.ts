@@ -1,5 +1,5 @@
 /**
- * RDAP endpoints (spec "RDAP"). GET /api/rdap/introspection and the alerting
+ * RDAP endpoints (docs/modules/rdap.md). GET /api/rdap/introspection and the alerting
  * endpoints of the module are served by the alerting module.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";

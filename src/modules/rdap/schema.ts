@@ -1,4 +1,4 @@
-/** Request and response schemas of the RDAP endpoints (spec "RDAP", "RDAP monitor"). */
+/** Request and response schemas of the RDAP endpoints. */
 import { z } from "@hono/zod-openapi";
 import { limitOffsetQuery, pathId, sortOrder } from "../../platform/paging";
 import { RDAP_CHECK_STATUSES } from "../../db/schema/rdap";

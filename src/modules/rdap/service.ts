@@ -1,5 +1,5 @@
 /**
- * RDAP monitors (spec "RDAP" endpoints, ADDENDUM 5 and 11): the rules of the domain.
+ * RDAP monitors (docs/decisions.md#rdap-monitors): the rules of the domain.
  * Every query is scoped by organization; another organization's monitor (or a domain
  * it monitors) is 404. Snapshot ids in the API are history row ids as strings.
  */

@@ -1,6 +1,6 @@
 /**
  * The RDAP monitor's settings, from the service configuration (src/env.ts):
- *   RDAP_BOOTSTRAP_URL, RDAP_CHECK_INTERVAL_SECONDS (ADDENDUM 12) and the module's own
+ *   RDAP_BOOTSTRAP_URL, RDAP_CHECK_INTERVAL_SECONDS (docs/configuration.md) and the module's own
  *   RDAP_BASE_URL              one RDAP base URL for every domain (air-gapped sites
  *                              with an RDAP proxy, tests); unset = IANA bootstrap.
  *   RDAP_TIMEOUT_MS            whole-lookup timeout, redirects and body included.

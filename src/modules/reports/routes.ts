@@ -1,5 +1,5 @@
 /**
- * Reports and dashboard (spec "Reports and dashboard"): any authenticated user of the
+ * Reports and dashboard (docs/modules/reports.md): any authenticated user of the
  * organization; another organization's report id is 404.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";

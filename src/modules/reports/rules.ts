@@ -1,10 +1,10 @@
 /**
  * The audit catalogue as data, the one place it is written down: the five scoring
  * categories and their weights, the grade table, the framework references, and the
- * audit rules of the spec ("Report": audit rules table) with the references each
+ * sixteen audit rules (docs/modules/reports.md) with the references each
  * maps to. The scoring engine (scoring.ts), the API (schema.ts) and the PDF read it.
  *
- * The references are informational (spec). The mapping is our reading of what each
+ * The references are informational. The mapping is our reading of what each
  * control is about:
  *  - SOC 2 Trust Services Criteria: CC6 logical access and transmission security
  *    (TLS, mail authentication), CC7 system operations (detecting configuration
@@ -12,7 +12,7 @@
  *  - ISO/IEC 27001:2022 Annex A: A.5.9 inventory of assets, A.8.7 protection against
  *    malware (spoofed mail is its main carrier), A.8.16 monitoring activities, A.8.20
  *    networks security, A.8.32 change management.
- *  - The national framework of the spec uses NIST CSF-style category ids: ID.AM asset
+ *  - The national framework uses NIST CSF-style category ids: ID.AM asset
  *    management, DE.CM continuous monitoring, PR.DS data security, SC supply chain
  *    risk management (registrars, DNS providers and CAs are suppliers).
  */
@@ -28,7 +28,7 @@ export const CATEGORIES = [
 export type Category = (typeof CATEGORIES)[number]["id"];
 export const CATEGORY_IDS = CATEGORIES.map((c) => c.id) as [Category, ...Category[]];
 
-/** Lowest score of each grade, best first (spec: A 90-100, B 80-89, C 70-79, D 60-69, F below 60). */
+/** Lowest score of each grade, best first (A 90-100, B 80-89, C 70-79, D 60-69, F below 60). */
 export const GRADES = [
   { grade: "A", min: 90 },
   { grade: "B", min: 80 },

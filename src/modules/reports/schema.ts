@@ -1,4 +1,4 @@
-/** Request and response schemas of the reports and dashboard endpoints (spec "Reports and dashboard", "Report"). */
+/** Request and response schemas of the reports and dashboard endpoints. */
 import { z } from "@hono/zod-openapi";
 import { pathId } from "../../platform/paging";
 import { MONITORING_MODULES } from "../../platform/permissions";

@@ -1,6 +1,6 @@
 /**
  * The scoring engine, pure: facts of a window in, findings, category scores, overall
- * score and grade out (spec "Report": scoring rules, grades, audit rules table).
+ * score and grade out (docs/decisions.md#reports).
  *
  *  - Each rule of rules.ts fires at most once; a fired rule is one finding whose
  *    evidence names every asset involved (domain, hostname:port (IP), certificate

@@ -1,5 +1,5 @@
 /**
- * Reports (spec "Reports and dashboard", issue 11): the live security overview, the
+ * Reports (docs/modules/reports.md): the live security overview, the
  * weekly reports (generation, listing, PDF download) and their mail.
  *
  *  - Overview: the organization's facts of the last 7 days up to now, each TLS

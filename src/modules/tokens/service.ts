@@ -1,5 +1,5 @@
 /**
- * API tokens: scoped, expiring bearer credentials (spec "API tokens", ADDENDUM 4).
+ * API tokens: scoped, expiring bearer credentials (docs/decisions.md#api-tokens).
  *
  * States: active -> expired (time), active -> revoked (DELETE), active -> active
  * (renew by the token itself: new expiry = now + original validity days).
@@ -114,7 +114,7 @@ export async function listOrganizationTokens(t: Tenant, now: Date) {
 }
 
 /**
- * Revokes a token (spec permission column): your own with delete_tokens (or
+ * Revokes a token: your own with delete_tokens (or
  * revoke_all_tokens), anyone's in the organization with revoke_all_tokens; another
  * user's token with delete_tokens only is 403. Another organization's token is 404.
  */
@@ -129,7 +129,7 @@ export async function revokeToken(t: Tenant, principal: Principal, tokenId: numb
   return { message: "Token revoked", revoked_at: revokedAt };
 }
 
-/** Renewal is authenticated by the token itself (spec "Authentication" 6). */
+/** Renewal is authenticated by the token itself: whoever holds it keeps it alive, nobody else. */
 export async function renewToken(t: Tenant, principal: Principal, tokenId: number, now: Date) {
   if (principal.kind !== "api_token" || principal.tokenId !== tokenId) {
     throw forbidden("A token can only be renewed with itself as the bearer");

@@ -2,7 +2,7 @@
  * Rate limiting middleware: charges each request to its organization's and its
  * token's buckets in the OrgGate Durable Object (anonymous calls: to the client
  * IP), answers 429 with Retry-After when empty, and puts RateLimit-Limit,
- * RateLimit-Remaining and RateLimit-Reset on every response (ADDENDUM 1).
+ * RateLimit-Remaining and RateLimit-Reset on every response (docs/security.md#rate-limits-and-login-throttling).
  * Scanner agents are charged to their organization, each agent with its own bucket.
  */
 import type { MiddlewareHandler } from "hono";

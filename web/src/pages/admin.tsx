@@ -419,7 +419,7 @@ function TokensTab() {
   );
 }
 
-/** Renewal is authenticated with the token itself (spec): the user pastes it. */
+/** Renewal is authenticated with the token itself: the user pastes it. */
 function RenewForm({ token, onDone, onCancel }: { token: Token; onDone: (m: string) => void; onCancel: () => void }) {
   const form = useForm({ value: "" });
   return (

@@ -1,5 +1,5 @@
 /**
- * DNS watcher (ADDENDUM 8): watched domains, their record sets, the history of
+ * DNS watcher: watched domains, their record sets, the history of
  * observed changes as a before/after diff, and the SPF, DMARC and DNSSEC state.
  */
 import { useState } from "preact/hooks";

@@ -1,6 +1,6 @@
 /**
  * Forms: each control is labelled, and each API error `detail` is shown under the
- * control whose name matches its `path` (ADDENDUM 1). Details that match no
+ * control whose name matches its `path`. Details that match no
  * control, and errors without details, are shown above the buttons as a sentence.
  */
 import type { ComponentChildren } from "preact";

@@ -1,5 +1,5 @@
 /**
- * `GET /api/{module}/introspection` (ADDENDUM 7): the module's CEL variables (the same
+ * `GET /api/{module}/introspection`: the module's CEL variables (the same
  * schema the type checker uses) and the functions a rule may call.
  */
 import { IN_LIST_DESCRIPTION } from "./engine";

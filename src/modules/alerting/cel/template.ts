@@ -1,5 +1,5 @@
 /**
- * Alert templates (ADDENDUM 7): subject and body text with `{{field.path}}` placeholders
+ * Alert templates: subject and body text with `{{field.path}}` placeholders
  * naming event variables of the module (`{{cert.subject}}`, `{{rdap.current.ldhName}}`).
  * Checked on save against the variable schema; rendered from the event's JSON.
  */

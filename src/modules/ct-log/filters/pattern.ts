@@ -5,8 +5,8 @@
  * with one trailing dot ignored, and internationalized names are compared as
  * A-labels (UTS #46 via tr46), because certificates carry A-labels only.
  *
- * Three shapes exist (the spec names the last two when it lists what typosquat
- * eligibility rejects, so they are valid filter patterns):
+ * Three shapes exist (typosquat eligibility names the last two among what it rejects,
+ * so they are valid filter patterns):
  *   "domain"       example.com     `exact`: the name itself; `wide`: it and all its subdomains
  *   "wildcard"     *.example.com   `exact`: names exactly one label below; `wide`: every name below
  *   "leading-dot"  .example.com    every name below example.com, not example.com itself (either match type)

@@ -1,6 +1,6 @@
 /**
  * The meaning of one filter against one certificate name, written plainly.
- * This is the specification the label index (label-index.ts) must agree with;
+ * This is the reference the label index (label-index.ts) must agree with;
  * the index tests compare both on random inputs. Do not use it per log entry.
  *
  * Certificate names are normalized first (cert/names.ts). A wildcard

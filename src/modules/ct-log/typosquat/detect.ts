@@ -1,6 +1,5 @@
 /**
- * Lookalike-domain detection (spec "CT certificate match and typosquatting
- * match"): is a certificate name a lookalike of a protected registrable domain,
+ * Lookalike-domain detection: is a certificate name a lookalike of a protected registrable domain,
  * and why. Pure: no I/O; the hot path prefilters with TyposquatIndex and calls
  * this only for the few (name, protected domain) pairs that may match.
  *

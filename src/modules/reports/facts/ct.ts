@@ -1,7 +1,7 @@
 /**
  * Certificate Transparency, read from what the CT log module records: each match's
  * occurrences carry the CAA verdict made when the entry was observed (`caa` JSON:
- * `has_records && !authorized` is a violation, spec "CT-Log event fields"). A
+ * `has_records && !authorized` is a violation, as in the CT-Log event). A
  * certificate seen in several logs is one violation (its newest occurrence); only the
  * newest `evidenceLimit` are read, a second statement counts them all.
  *
@@ -18,7 +18,7 @@ import type { MonitoredAsset } from "../document";
 import { coverageOf, enabledAt, iso, jsonArray, num, rawSelect, type AuditScope, type ReaderPlan } from "./scope";
 import type { AuditFacts, CaaViolationFact } from "./types";
 
-/** Matches are kept 30 days (spec "Limits"); the appendix counts them over that window. */
+/** Matches are kept 30 days (docs/decisions.md#ct-filters-and-matches); the appendix counts them over that window. */
 const MATCH_WINDOW_MS = 30 * 86_400_000;
 
 /** Word for word the condition of the partial index ct_occurrences_caa_violation_idx (src/db/schema/ct-log.ts), so SQLite uses it. */

@@ -1,2 +1,2 @@
-/** DNS watcher change event (ADDENDUM 8): declared once in src/modules/dns-watcher/events.ts. */
+/** DNS watcher change event: declared once in src/modules/dns-watcher/events.ts. */
 export { dnsWatcherVariables } from "../../../dns-watcher/events";

@@ -1,2 +1,2 @@
-/** RDAP change event (spec "RDAP event fields"): declared once in src/modules/rdap/events.ts. */
+/** RDAP change event: declared once in src/modules/rdap/events.ts. */
 export { rdapVariables } from "../../../rdap/events";
