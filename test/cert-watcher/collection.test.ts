@@ -54,6 +54,11 @@ describe("certificate target collection", () => {
     });
     expect(before.collection.state).toBe("pending");
 
+    // One alert per transition, not per attempt: the rule reads the collection events.
+    for (const [name, expression] of [["blind", 'event_type == "collection_failing" && collection.error_class == "connect"'], ["sees again", 'event_type == "collection_recovered"']]) {
+      expect((await call("POST", "/api/cert-watcher/alert-rules", { token: org.session, body: { name, expression, severity: "high" } })).status).toBe(201);
+    }
+    const alerts = async () => (await call("GET", "/api/cert-watcher/alert-history", { token: org.session })).body.alerts.map((a: any) => a.rule_name);
     const agent = await registerAgent(org.session);
     const refused = () => result("refused");
     const first = c.advance(60_000);
@@ -66,6 +71,7 @@ describe("certificate target collection", () => {
       error: { class: "connect", message: "TLS scan of 192.0.2.61:443 (coll.example.test): connect to 127.0.0.1:18447 failed: ECONNREFUSED" },
     });
     expect(d.targets[1].collection).toMatchObject({ state: "ok", last_success_at: first.toISOString(), error: null, consecutive_failures: 0 });
+    expect(await alerts()).toEqual([]);
     expect(Date.parse(d.targets[1].collection.next_attempt_at)).toBeGreaterThan(first.getTime());
 
     c.advance(60_000);
@@ -76,12 +82,19 @@ describe("certificate target collection", () => {
     expect(d.collection).toMatchObject({ state: "failing", failing_since: first.toISOString(), last_success_at: null, error: { class: "connect" } });
     const list = (await call("GET", `${M}?limit=100`, { token: org.session, headers: c.header() })).body;
     expect(list.monitors.find((m: any) => m.id === id).collection.state).toBe("failing");
+    expect(await alerts()).toEqual(["blind"]);
+    // A third failure is no new transition: no new alert.
+    c.advance(60_000);
+    await scanRound(c, agent.token, (ip) => (ip === "192.0.2.61" ? refused() : result("ecdsaTrusted", { daysLeft: 90 })));
+    expect(await alerts()).toEqual(["blind"]);
 
     const back = c.advance(60_000);
     await scanRound(c, agent.token, () => result("ecdsaTrusted", { daysLeft: 90 }));
     d = await detail(org.session, id, c.header());
     expect(d.targets[0].collection).toMatchObject({ state: "ok", consecutive_failures: 0, failing_since: null, error: null, last_success_at: back.toISOString() });
     expect(d.collection).toMatchObject({ state: "ok", error: null, last_success_at: back.toISOString() });
+    const history = (await call("GET", "/api/cert-watcher/alert-history", { token: org.session })).body.alerts;
+    expect(history.map((a: any) => a.rule_name).sort()).toEqual(["blind", "sees again"]);
     // The stored columns are what the reports read (CollectionRecord).
     const row = await (env as any).DB.prepare("SELECT last_attempt_at, last_success_at, collection_failures, collection_error_class FROM cert_targets WHERE id = ?").bind(d.targets[0].id).first();
     expect(row).toEqual({ last_attempt_at: back.toISOString(), last_success_at: back.toISOString(), collection_failures: 0, collection_error_class: null });

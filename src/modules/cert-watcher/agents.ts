@@ -22,8 +22,8 @@ import { ApiError, notFound, unauthorized } from "../../platform/errors";
 import { generateSecret, hashSecret, parseSecret, TOKEN_PREFIX_LENGTH } from "../../platform/secrets";
 import type { Tenant } from "../../platform/tenant";
 import { emitEvent } from "../alerting/emit";
-import type { AttemptOutcome } from "../../platform/collection";
-import { answeredAttempt, recordColumns, recordUnansweredJobs, scanFailure, scanTargetName, sniOf, targetRecord, type TargetTransition } from "./collection";
+import { logUnexpected, type AttemptOutcome } from "../../platform/collection";
+import { answeredAttempt, emitCollectionEvents, recordColumns, recordUnansweredJobs, scanFailure, scanTargetName, sniOf, targetRecord, transitionOf } from "./collection";
 import { analyseScan, type ScanAnalysis } from "./scan-result";
 
 /** How long a leased job stays with its agent before it can be leased again. */
@@ -112,11 +112,11 @@ function jobsWithTargets(t: Tenant, ...conditions: Parameters<Tenant["where"]>[1
  * are enabled, oldest first. One UPDATE ... WHERE id IN (SELECT ... LIMIT n) statement,
  * so two agents leasing at once never receive the same job.
  */
-export async function leaseJobs(t: Tenant, agentId: number, maxJobs: number, now: Date, opts: { scanIntervalSeconds: number; leaseSeconds?: number }) {
+export async function leaseJobs(env: Bindings, t: Tenant, agentId: number, maxJobs: number, now: Date, opts: { scanIntervalSeconds: number; leaseSeconds?: number }) {
   const leaseSeconds = opts.leaseSeconds ?? LEASE_SECONDS;
   const nowIso = now.toISOString();
   // Expired leases are handed out again below: each is first counted as its target's failed attempt.
-  const transitions = await recordUnansweredJobs(t.db, now, { scanIntervalSeconds: opts.scanIntervalSeconds, leaseSeconds: LEASE_SECONDS, organizationId: t.organizationId });
+  await emitCollectionEvents(env, await recordUnansweredJobs(t.db, now, { scanIntervalSeconds: opts.scanIntervalSeconds, leaseSeconds: LEASE_SECONDS, organizationId: t.organizationId }));
   const leasable = t.db
     .select({ id: certScanJobs.id })
     .from(certScanJobs)
@@ -139,7 +139,7 @@ export async function leaseJobs(t: Tenant, agentId: number, maxJobs: number, now
     )
     .returning({ id: certScanJobs.id })
     .all();
-  if (!leased.length) return { jobs: [], lease_seconds: leaseSeconds, transitions };
+  if (!leased.length) return { jobs: [], lease_seconds: leaseSeconds };
   const rows = await jobsWithTargets(t, inArray(certScanJobs.id, leased.map((l) => l.id))).orderBy(asc(certScanJobs.id)).all();
   return {
     jobs: rows.map(({ job, target, monitor }) => ({
@@ -155,7 +155,6 @@ export async function leaseJobs(t: Tenant, agentId: number, maxJobs: number, now
       attempt: job.attempts,
     })),
     lease_seconds: leaseSeconds,
-    transitions,
   };
 }
 
@@ -236,7 +235,8 @@ export async function acceptResult(
   // The attempt this job was: a scan that obtained a TLS answer, or a classified failure.
   const where = scanTargetName(target.ipAddress, monitor.port, sniOf(monitor));
   const outcome: AttemptOutcome = a.event.has_error ? { ok: false, error: scanFailure({ error: a.event.error, error_class: result.error_class }, where) } : { ok: true };
-  const collected = answeredAttempt(targetRecord(target), outcome, now, opts.scanIntervalSeconds);
+  const previous = targetRecord(target);
+  const collected = answeredAttempt(previous, outcome, now, opts.scanIntervalSeconds);
   const [inserted] = await t.run(
     () =>
       t.db.batch([
@@ -253,8 +253,8 @@ export async function acceptResult(
     { duplicate: alreadyAccepted(jobId) },
   );
   const scanId = inserted[0].id;
-  const transitions: TargetTransition[] = collected.transition ? [{ organizationId: t.organizationId, monitor, target, record: collected.record, transition: collected.transition }] : [];
-  return { accepted: true as const, job_id: job.id, scan_id: scanId, alerts_fired: await alertOn(env, t.organizationId, scanId, a), transitions };
+  await emitCollectionEvents(env, transitionOf(t.organizationId, monitor, target, previous, collected));
+  return { accepted: true as const, job_id: job.id, scan_id: scanId, alerts_fired: await alertOn(env, t.organizationId, scanId, a) };
 }
 
 /** Sends the scan's event to the alert rules; the number of rules that fired. */
@@ -263,7 +263,7 @@ async function alertOn(env: Bindings, organizationId: number, scanId: number, a:
     return (await emitEvent(env, "cert-watcher", organizationId, a.event)).fired.length;
   } catch (err) {
     // The scan is stored; a failing alert pipeline must not make the agent resend it.
-    console.error(`cert-watcher: alert processing of scan ${scanId} failed: ${String(err)}`);
+    logUnexpected(`cert-watcher: alert processing of scan ${scanId}`, err);
     return 0;
   }
 }

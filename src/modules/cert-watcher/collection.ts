@@ -35,6 +35,10 @@ import {
   type CollectionTransition,
 } from "../../platform/collection";
 import type { CollectionView } from "../../platform/collection/schema";
+import { logUnexpected } from "../../platform/collection/log";
+import type { Bindings } from "../../env";
+import { emitEvent } from "../alerting/emit";
+import { buildCertCollectionEvent } from "./events";
 
 /** Every class an agent may report is a collection class. */
 const SCAN_CLASSES: Record<ScanErrorClass, CollectionErrorClass> = {
@@ -175,8 +179,37 @@ export interface TargetTransition {
   organizationId: number;
   monitor: MonitorRow;
   target: TargetRow;
+  /** The record after the attempt, and before it (a recovery's failing_since). */
   record: CollectionRecord;
+  previous: CollectionRecord;
   transition: Exclude<CollectionTransition, null>;
+}
+
+/** The transition an attempt caused, if any, as raised by the collection events. */
+export function transitionOf(
+  organizationId: number,
+  monitor: MonitorRow,
+  target: TargetRow,
+  previous: CollectionRecord,
+  after: { record: CollectionRecord; transition: CollectionTransition },
+): TargetTransition[] {
+  return after.transition ? [{ organizationId, monitor, target, previous, record: after.record, transition: after.transition }] : [];
+}
+
+/**
+ * One collection_failing / collection_recovered event per transition, to the target's
+ * organization (its alert rules decide who is told). The attempt is recorded either way:
+ * a failing alert pipeline is logged, never a reason to lose the state.
+ */
+export async function emitCollectionEvents(env: Bindings, transitions: readonly TargetTransition[]): Promise<void> {
+  for (const t of transitions) {
+    const subject = { monitorId: t.monitor.id, monitorCn: t.monitor.cn, port: t.monitor.port, sni: sniOf(t.monitor), ipAddress: t.target.ipAddress, starttls: t.monitor.starttls ?? null };
+    try {
+      await emitEvent(env, "cert-watcher", t.organizationId, buildCertCollectionEvent(subject, { transition: t.transition, record: t.record, previous: t.previous }));
+    } catch (err) {
+      logUnexpected(`cert-watcher: collection event of target ${t.target.id}`, err);
+    }
+  }
 }
 
 interface Unanswered {
@@ -267,9 +300,10 @@ export async function recordUnansweredJobs(
   const transitions: TargetTransition[] = [];
   const updates = mine.map((u) => {
     const failure = u.job.status === "leased" ? abandonedFailure(u, opts.leaseSeconds) : unleasedFailure(u, agents.get(u.job.organizationId)!, waitSeconds);
-    const { record, transition } = recordAttempt(targetRecord(u.target), { ok: false, error: failure }, nowIso, next);
-    if (transition) transitions.push({ organizationId: u.job.organizationId, monitor: u.monitor, target: u.target, record, transition });
-    return db.update(certTargets).set(recordColumns(record)).where(eq(certTargets.id, u.target.id));
+    const previous = targetRecord(u.target);
+    const after = recordAttempt(previous, { ok: false, error: failure }, nowIso, next);
+    transitions.push(...transitionOf(u.job.organizationId, u.monitor, u.target, previous, after));
+    return db.update(certTargets).set(recordColumns(after.record)).where(eq(certTargets.id, u.target.id));
   });
   await db.batch(updates as [(typeof updates)[number], ...typeof updates]);
   return transitions;

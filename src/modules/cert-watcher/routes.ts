@@ -192,13 +192,11 @@ export function registerCertWatcherRoutes(app: OpenAPIHono<AppEnv>) {
   }
   app.openapi(lease, async (c) => {
     const { agentId, t } = agentOf(c);
-    const { transitions: _t, ...leased } = await agents.leaseJobs(t, agentId, c.req.valid("json").max_jobs, now(c), { scanIntervalSeconds: c.get("config").scanIntervalSeconds });
-    return c.json(leased, 200);
+    return c.json(await agents.leaseJobs(c.env, t, agentId, c.req.valid("json").max_jobs, now(c), { scanIntervalSeconds: c.get("config").scanIntervalSeconds }), 200);
   });
   app.openapi(postResult, async (c) => {
     const { agentId, t } = agentOf(c);
     const { job_id, result } = c.req.valid("json");
-    const { transitions: _t, ...accepted } = await agents.acceptResult(c.env, t, agentId, job_id, result, now(c), { scanIntervalSeconds: c.get("config").scanIntervalSeconds });
-    return c.json(accepted, 200);
+    return c.json(await agents.acceptResult(c.env, t, agentId, job_id, result, now(c), { scanIntervalSeconds: c.get("config").scanIntervalSeconds }), 200);
   });
 }
