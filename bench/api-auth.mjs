@@ -31,6 +31,7 @@ try {
     })
   ).json();
   const auth = { authorization: `Bearer ${created.token}` };
+  const session = { authorization: `Bearer ${signup.token}` };
   // Warm-up: compile paths, open connections.
   await load({ url: `${svc.base}/api/api-tokens`, headers: auth, concurrency: 8, seconds: 2 });
 
@@ -38,17 +39,18 @@ try {
   for (const concurrency of [1, 32]) {
     const health = await load({ url: `${svc.base}/api/health`, concurrency, seconds });
     const tokens = await load({ url: `${svc.base}/api/api-tokens`, headers: auth, concurrency, seconds });
-    rows.push({ concurrency, health, tokens });
+    const sessions = await load({ url: `${svc.base}/api/api-tokens`, headers: session, concurrency, seconds });
+    rows.push({ concurrency, health, tokens, sessions });
   }
   const f = (n) => n.toFixed(1);
   console.log(`\nTrust-Plane API benchmark (${seconds}s per case, wrangler dev on workerd, local D1)\n`);
-  console.log("conc | endpoint                   |   req/s | p50 ms | p99 ms | non-2xx");
-  console.log("-----|----------------------------|---------|--------|--------|--------");
+  console.log("conc | endpoint                      |   req/s | p50 ms | p99 ms | non-2xx");
+  console.log("-----|-------------------------------|---------|--------|--------|--------");
   for (const r of rows) {
-    for (const [name, m] of [["GET /api/health (anon)", r.health], ["GET /api/api-tokens (auth)", r.tokens]]) {
-      console.log(`${String(r.concurrency).padStart(4)} | ${name.padEnd(26)} | ${f(m.rps).padStart(7)} | ${f(m.p50).padStart(6)} | ${f(m.p99).padStart(6)} | ${m.errors}`);
+    for (const [name, m] of [["GET /api/health (anon)", r.health], ["GET /api/api-tokens (auth)", r.tokens], ["GET /api/api-tokens (session)", r.sessions]]) {
+      console.log(`${String(r.concurrency).padStart(4)} | ${name.padEnd(29)} | ${f(m.rps).padStart(7)} | ${f(m.p50).padStart(6)} | ${f(m.p99).padStart(6)} | ${m.errors}`);
     }
-    console.log(`     | ratio authenticated/health throughput: ${(r.tokens.rps / r.health.rps).toFixed(2)}`);
+    console.log(`     | ratio authenticated/health throughput: API token ${(r.tokens.rps / r.health.rps).toFixed(2)}, session ${(r.sessions.rps / r.health.rps).toFixed(2)}`);
   }
 } finally {
   svc.stop();

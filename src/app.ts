@@ -9,6 +9,7 @@ import { bodyLimit } from "hono/body-limit";
 import { createDb } from "./db/client";
 import { loadConfig } from "./env";
 import { authenticate } from "./platform/auth";
+import { browserHardening } from "./platform/browser-hardening";
 import { clientAddress } from "./platform/client-ip";
 import { CLOCK_HEADER, requestNow } from "./platform/clock";
 import type { AppEnv } from "./platform/context";
@@ -44,6 +45,8 @@ export function createApp() {
     },
   });
 
+  // First, so the error and 404 handlers' answers carry the headers too.
+  app.use("*", browserHardening);
   app.use("*", async (c, next) => {
     const config = loadConfig(c.env);
     c.set("config", config);

@@ -124,17 +124,19 @@ describe("OpenAPI document", () => {
 });
 
 describe("docs", () => {
-  it("GET /api/docs returns an HTML page pointing at the OpenAPI document", async () => {
+  it("GET /api/docs returns an HTML page whose start-up script points at the OpenAPI document", async () => {
     const r = await callFresh("GET", "/api/docs");
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toMatch(/text\/html/);
     expect(typeof r.body).toBe("string");
     expect(r.body).toMatch(/<html/i);
-    expect(r.body).toContain("/api/openapi.json");
     // Air-gapped: the reference's script comes from this origin (the console's static
     // assets), never from a CDN, and no web fonts are fetched.
     expect(r.body).toContain('<script src="/vendor/scalar-api-reference.js">');
     expect(r.body).not.toMatch(/<script[^>]+src="https?:/);
-    expect(r.body).toContain('"withDefaultFonts": false');
+    const init = await callFresh("GET", "/api/docs/init.js");
+    expect(init.body).toContain('"url":"/api/openapi.json"');
+    expect(init.body).toContain('"withDefaultFonts":false');
+    expect(init.body).toContain('"agent":{"disabled":true}');
   });
 });

@@ -232,11 +232,19 @@ describe("every page", () => {
       outside.push(url.href);
       return route.abort();
     });
-    await page.goto("/api/docs");
+    // The page's CSP allows this origin's scripts only: the reference must work under it.
+    const refused: string[] = [];
+    page.on("console", (m) => {
+      if (/Content Security Policy/i.test(m.text())) refused.push(m.text());
+    });
+    const response = await page.goto("/api/docs");
+    expect(response?.headers()["content-security-policy"]).toMatch(/script-src 'self';/);
+    expect(response?.headers()["x-frame-options"]).toBe("DENY");
     await expect.poll(() => page.locator("body").innerText(), { timeout: 30_000 }).toContain("Trust-Plane API");
     await expect.poll(() => page.locator("body").innerText()).toContain("/api/ct-log/filters");
     await screenshots(page, "api-docs");
     expect(outside).toEqual([]);
+    expect(refused).toEqual([]);
     await context.close();
   });
 });

@@ -1,6 +1,6 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import { sql } from "drizzle-orm";
+import { cspOf, DOCS_CSP } from "../../platform/browser-hardening";
 import type { AppEnv } from "../../platform/context";
 import { ApiError } from "../../platform/errors";
 import { defineRoute, json } from "../../platform/route";
@@ -16,6 +16,29 @@ export const health = defineRoute({
 
 /** Where the static assets serve the API reference's script (see scripts/build-web.mjs). */
 export const API_REFERENCE_SCRIPT = "/vendor/scalar-api-reference.js";
+/** The reference's start-up script, a file of its own so the page's CSP needs no inline script. */
+export const API_REFERENCE_INIT = "/api/docs/init.js";
+
+/**
+ * Scalar's configuration: the document of this origin, no web fonts and no AI agent (it
+ * calls Scalar's servers), so the page works air-gapped and talks to this origin only.
+ */
+const API_REFERENCE_CONFIG = { url: "/api/openapi.json", withDefaultFonts: false, agent: { disabled: true }, _integration: "hono" };
+
+const API_REFERENCE_PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <title>Trust-Plane API</title>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+  </head>
+  <body>
+    <div id="app"></div>
+    <script src="${API_REFERENCE_SCRIPT}"></script>
+    <script src="${API_REFERENCE_INIT}"></script>
+  </body>
+</html>
+`;
 
 export const OPENAPI_INFO = {
   openapi: "3.1.0",
@@ -52,12 +75,17 @@ export function registerSystemRoutes(app: OpenAPIHono<AppEnv>) {
   });
   app.doc31("/api/openapi.json", OPENAPI_INFO);
   // The reference's script ships with the console's static assets (scripts/build-web.mjs
-  // copies it from the @scalar/api-reference package): no CDN, no web fonts, so the
-  // page works air-gapped. Its AI agent (which calls Scalar's servers) is turned off.
-  app.get(
-    "/api/docs",
-    Scalar({ url: "/api/openapi.json", pageTitle: "Trust-Plane API", cdn: API_REFERENCE_SCRIPT, withDefaultFonts: false, agent: { disabled: true } }),
-  );
+  // copies it from the @scalar/api-reference package): no CDN. The page is written here
+  // rather than by @scalar/hono-api-reference, whose page starts Scalar from an inline
+  // script that a CSP allowing only this origin's scripts would block.
+  app.get("/api/docs", (c) => {
+    c.header("Content-Security-Policy", cspOf(DOCS_CSP));
+    return c.html(API_REFERENCE_PAGE);
+  });
+  app.get(API_REFERENCE_INIT, (c) => {
+    c.header("content-type", "text/javascript; charset=utf-8");
+    return c.body(`Scalar.createApiReference("#app", ${JSON.stringify(API_REFERENCE_CONFIG)});\n`);
+  });
   // Keep /api/openapi.json and /api/docs out of the 404 handler's way.
   app.get("/api", (c) => c.json({ name: "trust-plane", docs: "/api/docs", openapi: "/api/openapi.json" }));
   void ApiError;

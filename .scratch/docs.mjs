@@ -1,0 +1,14 @@
+import { chromium } from "playwright-core";
+const b = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox"] });
+const p = await b.newPage();
+const msgs = [];
+p.on("console", (m) => msgs.push(m.type() + ": " + m.text()));
+p.on("pageerror", (e) => msgs.push("pageerror: " + e.message));
+await p.goto(process.argv[2]);
+await p.waitForTimeout(6000);
+const text = await p.locator("body").innerText();
+console.log(text.slice(0, 300));
+console.log("contains filters:", text.includes("/api/ct-log/filters"));
+console.log(msgs.join("\n").slice(0, 3000));
+await p.screenshot({ path: "/tmp/identity-docs.png" });
+await b.close();
