@@ -5,13 +5,17 @@
  * RDAP tests load the real RFC 9083 responses from the fixture hub instead.
  */
 import type { CertScanEvent } from "../../src/modules/cert-watcher/events";
-import { buildRdapEvent, type RdapChangeEvent } from "../../src/modules/rdap/events";
-import { NO_TYPOSQUAT, type CtLogEvent } from "../../src/modules/ct-log/events";
-import { DnsChangeEventSchema, type DnsChangeEvent } from "../../src/modules/dns-watcher/events";
+import { buildRdapEvent, type RdapEvent } from "../../src/modules/rdap/events";
+import { NO_LOG, NO_TYPOSQUAT, type CtLogEvent } from "../../src/modules/ct-log/events";
+import { NOT_A_COLLECTION_EVENT } from "../../src/platform/collection/event";
+import { DnsWatcherEventSchema, type DnsWatcherEvent } from "../../src/modules/dns-watcher/events";
 
 export function ctLogEvent(): CtLogEvent {
   return {
+    event_type: "match",
+    collection: NOT_A_COLLECTION_EVENT,
     kind: "match",
+    log: NO_LOG,
     cert: {
       subject: "26d54cff.sni.cloudflaressl.com",
       issuer: "C=US, O=Google Trust Services, CN=WE1",
@@ -75,9 +79,13 @@ export function ctLogRsaEvent(): CtLogEvent {
 
 export function certScanEvent(): CertScanEvent {
   return {
+    event_type: "scan_completed",
+    collection: NOT_A_COLLECTION_EVENT,
+    monitor_id: 1,
     monitor_cn: "mail.example.com",
     dns_name: "mail.example.com",
     ip_address: "192.0.2.25",
+    port: 587,
     connection_method: "starttls",
     protocol: ["TLSv1.2", "TLSv1.3"],
     ciphers: ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"],
@@ -118,9 +126,13 @@ export function certScanEvent(): CertScanEvent {
 /** A failed scan as the Worker emits it: no certificate, no validity, the error. */
 export function certScanFailedEvent(): CertScanEvent {
   return {
+    event_type: "scan_completed",
+    collection: NOT_A_COLLECTION_EVENT,
+    monitor_id: 2,
     monitor_cn: "legacy.example.com",
     dns_name: "",
     ip_address: "2001:db8:10::443",
+    port: 443,
     connection_method: "direct_tls",
     protocol: [],
     ciphers: [],
@@ -135,7 +147,7 @@ export function certScanFailedEvent(): CertScanEvent {
 }
 
 /** A DNS watcher change event (the shape of src/modules/dns-watcher/events.ts): MX hijacked, SPF softened. */
-export function dnsChangeEvent(): DnsChangeEvent {
+export function dnsChangeEvent(): DnsWatcherEvent {
   const spf = (all: string) => ({
     record: `v=spf1 include:_spf.example.net ${all}`,
     all,
@@ -145,7 +157,9 @@ export function dnsChangeEvent(): DnsChangeEvent {
     allows_all: false,
   });
   const dmarc = { record: "v=DMARC1; p=reject; rua=mailto:dmarc@example.com", p: "reject", sp: "", np: "", pct: 100, t: false, adkim: "r", aspf: "r", rua: ["mailto:dmarc@example.com"], ruf: [] };
-  return DnsChangeEventSchema.parse({
+  return DnsWatcherEventSchema.parse({
+    event_type: "dns_changed",
+    collection: NOT_A_COLLECTION_EVENT,
     domain: "example.com",
     changed_records: [
       {
@@ -164,12 +178,13 @@ export function dnsChangeEvent(): DnsChangeEvent {
     dnssec: { validated: false, status: "insecure", previous_status: "insecure", error: "", ede_codes: [] },
     spf: { current: spf("~all"), previous: spf("-all"), allows_all: false, became_permissive: false },
     dmarc: { current: dmarc, previous: dmarc, regressions: [], verdict: "" },
+    failing_record_sets: [],
     resolved_at: "2025-10-01T12:00:00Z",
   });
 }
 
 /** An RDAP change event around two real RDAP responses. */
-export function rdapChangeEvent(current: unknown, previous: unknown, domain: string, tld: string): RdapChangeEvent {
+export function rdapChangeEvent(current: unknown, previous: unknown, domain: string, tld: string): RdapEvent {
   return buildRdapEvent({
     domain,
     tld,

@@ -37,8 +37,14 @@ describe("variablesOf", () => {
     expect(() => variablesOf(z.object({ l: z.array(z.boolean()).describe("bools") }))).toThrow(/list of bool/);
   });
 
-  it("gives the RDAP event exactly the documented variables", () => {
+  it("gives the RDAP event exactly the documented variables, after the event type and collection fields every module has", () => {
     expect(rdapVariables.map((v) => `${v.path}:${v.type}`)).toEqual([
+      "event_type:string",
+      "collection:object",
+      "collection.state:string",
+      "collection.error_class:string",
+      "collection.error_message:string",
+      "collection.failing_since:string",
       "domain:string",
       "tld:string",
       "rdap:object",

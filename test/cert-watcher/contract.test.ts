@@ -24,6 +24,9 @@ const VARIABLES_BEFORE: [string, string][] = [
   ["validation_path[].certificate_subject", "string"], ["validation_path[].certificate_issuer", "string"], ["has_error", "bool"], ["error", "string"],
 ];
 
+/** The fields every module's events carry since collection events exist. */
+const COMMON_VARIABLES = ["event_type", "collection", "collection.state", "collection.error_class", "collection.error_message", "collection.failing_since"];
+
 describe("scan result contract", () => {
   it("every captured scanner-node result validates and passes through unchanged (the agent's type is the contract's output)", () => {
     for (const name of Object.keys(FIXTURES) as FixtureName[]) {
@@ -59,7 +62,11 @@ describe("certificate scan event", () => {
   it("the CEL variables derived from the one declaration keep every variable (path and type) of the former hand-written spec", () => {
     const after = new Map(certWatcherVariables.map((v) => [v.path, v.type]));
     for (const [path, type] of VARIABLES_BEFORE) expect(after.get(path), path).toBe(type);
-    expect(certWatcherVariables.length).toBe(VARIABLES_BEFORE.length);
+    // Plus the fields every module's events have (event_type, collection.*), and which monitor and port the scan belongs to (the alert's asset).
+    const ADDED: [string, string][] = [["monitor_id", "int"], ["port", "int"]];
+    for (const [path, type] of ADDED) expect(after.get(path), path).toBe(type);
+    expect(certWatcherVariables.length).toBe(VARIABLES_BEFORE.length + COMMON_VARIABLES.length + ADDED.length);
+    for (const path of COMMON_VARIABLES) expect(after.has(path), path).toBe(true);
     for (const v of certWatcherVariables) expect(v.description, v.path).not.toBe("");
   });
 
@@ -74,10 +81,11 @@ describe("certificate scan event", () => {
   it("the event built from a real scan validates against its own schema", () => {
     const now = new Date("2026-12-01T00:00:00Z");
     for (const name of Object.keys(FIXTURES) as FixtureName[]) {
-      const a = analyseScan(ScanResult.parse(FIXTURES[name]), { monitorCn: "www.example.test", sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now });
+      const a = analyseScan(ScanResult.parse(FIXTURES[name]), { monitorId: 1, monitorCn: "www.example.test", port: 443, sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now });
       const checked = CertScanEventSchema.safeParse(a.event);
       expect(checked.success, `${name}: ${checked.error?.message}`).toBe(true);
-      expect(Object.keys(a.event).sort()).toEqual(VARIABLES_BEFORE.filter(([p]) => !p.includes(".")).map(([p]) => p).sort());
+      expect(Object.keys(a.event).sort()).toEqual([...VARIABLES_BEFORE.filter(([p]) => !p.includes(".")).map(([p]) => p), "event_type", "collection", "monitor_id", "port"].sort());
+      expect(a.event).toMatchObject({ event_type: "scan_completed", monitor_id: 1, port: 443 });
     }
   });
 });

@@ -9,7 +9,7 @@ import { SELF_SIGNED_PEM, TEST_LEAF_PEM, TEST_ROOT_CA_PEM } from "./fixtures/pem
 import { result } from "./helpers";
 
 const now = new Date();
-const ctx = { monitorCn: "www.example.test", sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now };
+const ctx = { monitorId: 1, monitorCn: "www.example.test", port: 443, sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now };
 
 describe("root_ca validation", () => {
   it("accepts CA certificates, alone or as a bundle", () => {

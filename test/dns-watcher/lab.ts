@@ -34,7 +34,7 @@ export const uniqueZone = (prefix = "w") => `${prefix}${Date.now().toString(36)}
 
 import { createDb } from "../../src/db/client";
 import { runDnsWatch, type DnsRunSummary, type DnsWatchSettings } from "../../src/modules/dns-watcher/resolver-run";
-import type { DnsChangeEvent } from "../../src/modules/dns-watcher/events";
+import type { DnsWatcherEvent } from "../../src/modules/dns-watcher/events";
 import { call, type Org } from "../helpers";
 
 export interface WatchRun {
@@ -42,7 +42,7 @@ export interface WatchRun {
   /** HTTP requests to resolvers, counted at the fetch the DoH client uses. */
   requests: number;
   /** The change events the run emitted (organization, event). */
-  events: DnsChangeEvent[];
+  events: DnsWatcherEvent[];
   /** Wall time of the run, ms. */
   ms: number;
 }
@@ -54,7 +54,7 @@ export const lastRunAt = () => runClock;
 /** One run a minute after the previous one (or at `at`), against the lab unless `settings.resolverUrls` says otherwise. */
 export async function runWatch(settings: Partial<DnsWatchSettings> = {}, at?: number): Promise<WatchRun> {
   let requests = 0;
-  const events: DnsChangeEvent[] = [];
+  const events: DnsWatcherEvent[] = [];
   const countingFetch = ((input: RequestInfo | URL, init?: RequestInit) => {
     requests++;
     return fetch(input, init);

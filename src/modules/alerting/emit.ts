@@ -16,18 +16,18 @@ import type { Bindings } from "../../env";
 import type { ModuleName } from "./cel/variables";
 import type { BatchProcessResult, ProcessResult } from "./alert-state-contract";
 import type { CertScanEvent } from "../cert-watcher/events";
-import type { RdapChangeEvent } from "../rdap/events";
-import type { DnsChangeEvent } from "../dns-watcher/events";
+import type { RdapEvent } from "../rdap/events";
+import type { DnsWatcherEvent } from "../dns-watcher/events";
 import type { CtLogEvent } from "../ct-log/events";
 
 type UntypedEvent = Record<string, unknown>;
 
 /** Each module's event type. A module not yet declared here emits plain JSON objects. */
 export interface ModuleEvents {
-  rdap: RdapChangeEvent;
+  rdap: RdapEvent;
   "ct-log": CtLogEvent;
   "cert-watcher": CertScanEvent;
-  "dns-watcher": DnsChangeEvent;
+  "dns-watcher": DnsWatcherEvent;
 }
 
 export function alertStateOf(env: Bindings, organizationId: number) {

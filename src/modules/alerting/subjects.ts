@@ -1,8 +1,10 @@
 /**
- * Per-module facts about events that alerting needs: what an event is about (the
- * throttling subject), a one-line summary for history and messages, and a stable
- * event id for de-duplication.
+ * Per-module facts about events that alerting needs: which of the organization's
+ * monitored things it concerns (the asset: with the rule and the content, the
+ * de-duplication key), what it is about (the throttling subject), a one-line summary
+ * for history and messages, and a stable event id (its content) for de-duplication.
  */
+import { isCollectionEventType } from "../../platform/collection/event";
 import { sha256Hex } from "../../platform/secrets";
 import type { ModuleName } from "./cel/variables";
 
@@ -10,10 +12,29 @@ type Ev = Record<string, any>;
 
 const get = (e: Ev, path: string): any => path.split(".").reduce<any>((o, k) => (o == null ? undefined : o[k]), e);
 
+/**
+ * The organization's monitored thing the event concerns: the CT filter that matched (or
+ * the CT log a collection event is about), the DNS or RDAP domain, the certificate
+ * monitor and the address it scanned. Two monitors of one endpoint are two assets, so
+ * identical scan results of both each alert.
+ */
+export function eventAsset(module: ModuleName, e: Ev): string {
+  switch (module) {
+    case "ct-log":
+      return isCollectionEventType(e.event_type) ? `log:${get(e, "log.log_id") || get(e, "log.url") || ""}` : `filter:${e.filter_id ?? ""}`;
+    case "rdap":
+    case "dns-watcher":
+      return `domain:${e.domain ?? ""}`;
+    case "cert-watcher":
+      return `monitor:${e.monitor_id ?? e.monitor_cn ?? ""}|${e.ip_address ?? ""}`;
+  }
+}
+
 export function eventSubject(module: ModuleName, e: Ev): string {
   switch (module) {
     case "ct-log":
-      return String(get(e, "cert.sha256") ?? "");
+      // A collection event is about a log, not a certificate.
+      return isCollectionEventType(e.event_type) ? `log:${get(e, "log.url") || get(e, "log.name") || ""}` : String(get(e, "cert.sha256") ?? "");
     case "rdap":
       return String(e.domain ?? "");
     case "cert-watcher":
@@ -23,7 +44,26 @@ export function eventSubject(module: ModuleName, e: Ev): string {
   }
 }
 
+/** The asset a collection event is about, in words. */
+function collectionAsset(module: ModuleName, e: Ev): string {
+  switch (module) {
+    case "ct-log":
+      return `CT log ${get(e, "log.name") || get(e, "log.url") || "?"}`;
+    case "rdap":
+      return `RDAP of ${e.domain ?? "?"}`;
+    case "cert-watcher":
+      return `Certificate of ${e.monitor_cn ?? "?"} at ${e.ip_address ?? "?"}`;
+    case "dns-watcher":
+      return `DNS of ${e.domain ?? "?"}`;
+  }
+}
+
 export function eventSummary(module: ModuleName, e: Ev): string {
+  if (e.event_type === "collection_failing") {
+    const since = get(e, "collection.failing_since");
+    return `${collectionAsset(module, e)} cannot be collected${since ? ` since ${since}` : ""}: ${get(e, "collection.error_message") || get(e, "collection.error_class") || "?"}`;
+  }
+  if (e.event_type === "collection_recovered") return `${collectionAsset(module, e)} is collected again`;
   switch (module) {
     case "ct-log": {
       const names = (get(e, "cert.dns_names") as string[] | undefined) ?? [];

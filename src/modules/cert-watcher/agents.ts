@@ -218,7 +218,9 @@ export async function acceptResult(
   if (row.job.status === "done") throw new ApiError("conflict", alreadyAccepted(jobId));
   const { job, target, monitor } = row;
   const a = analyseScan(result, {
+    monitorId: monitor.id,
     monitorCn: monitor.cn,
+    port: monitor.port,
     sni: sniOf(monitor),
     ipAddress: target.ipAddress,
     starttls: monitor.starttls ?? null,

@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import { CONNECTION_METHODS, LeafCertificate, ScanResult } from "@trust-plane/scan-contract";
+import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf } from "../alerting/cel/variables/from-schema";
 
 const result = ScanResult.shape;
@@ -19,9 +20,13 @@ const EventCertificate = LeafCertificate.omit({ key_bits: true, curve: true });
 
 /** The one declaration of the event: its TypeScript type and its CEL variables come from it. */
 export const CertScanEventSchema = z.object({
+  event_type: eventTypeSchema(["scan_completed"], '"scan_completed" for every accepted scan result'),
+  collection: CollectionEventFieldsSchema,
+  monitor_id: z.number().int().describe("The id of the certificate monitor the scan belongs to (two monitors of one endpoint are two assets)"),
   monitor_cn: result.monitor_cn,
   dns_name: result.dns_name,
   ip_address: result.ip_address,
+  port: z.number().int().describe("TCP port scanned"),
   connection_method: z.enum(CONNECTION_METHODS).describe("direct_tls or starttls"),
   protocol: result.protocol,
   ciphers: result.ciphers,
@@ -41,7 +46,9 @@ export const certWatcherVariables = variablesOf(CertScanEventSchema);
 
 /** Whose scan it is: from the job's monitor and target. */
 export interface ScanSubject {
+  monitorId: number;
   monitorCn: string;
+  port: number;
   sni: string;
   ipAddress: string;
   starttls: string | null;
@@ -66,9 +73,13 @@ export function buildCertScanEvent(subject: ScanSubject, observed: ObservedScan)
     certificate = leaf;
   }
   return {
+    event_type: "scan_completed",
+    collection: NOT_A_COLLECTION_EVENT,
+    monitor_id: subject.monitorId,
     monitor_cn: subject.monitorCn,
     dns_name: subject.sni,
     ip_address: subject.ipAddress,
+    port: subject.port,
     connection_method: subject.starttls ? "starttls" : "direct_tls",
     protocol: observed.protocols,
     ciphers: r.ciphers,
@@ -79,5 +90,31 @@ export function buildCertScanEvent(subject: ScanSubject, observed: ObservedScan)
     validation_path: r.validation_path,
     has_error: observed.hasError,
     error: observed.error,
+  };
+}
+
+/**
+ * A certificate target whose collection entered `failing` or recovered: the target's
+ * identity, no observed data (empty lists, no certificate, `has_error` false: the
+ * failure is in `collection.*`).
+ */
+export function buildCertCollectionEvent(subject: ScanSubject, input: CollectionEventInput): CertScanEvent {
+  return {
+    ...collectionEventHead(input),
+    monitor_id: subject.monitorId,
+    monitor_cn: subject.monitorCn,
+    dns_name: subject.sni,
+    ip_address: subject.ipAddress,
+    port: subject.port,
+    connection_method: subject.starttls ? "starttls" : "direct_tls",
+    protocol: [],
+    ciphers: [],
+    named_groups: [],
+    certificate: null,
+    validity_days: null,
+    intermediates: [],
+    validation_path: [],
+    has_error: false,
+    error: "",
   };
 }

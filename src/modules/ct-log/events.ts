@@ -10,8 +10,15 @@
  * Every field is present in both kinds (a match has empty `typosquat.*` values), so a
  * rule such as `typosquat.evidence.exists(e, e == "confusable")` simply does not match a
  * filter match instead of failing on a missing field.
+ *
+ * `event_type` says the kind again ("match", "typosquat") beside the collection events
+ * every module has ("collection_failing", "collection_recovered": a CT log the
+ * organization relies on could not be read twice in a row / is read again). A collection
+ * event has kind "collection", names the log in `log.*`, and carries empty certificate,
+ * CAA, rate and typosquat values (`buildCtLogCollectionEvent`).
  */
 import { z } from "zod";
+import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf } from "../alerting/cel/variables/from-schema";
 
 export const CtSctSchema = z.object({
@@ -79,7 +86,18 @@ export const CtEventTyposquatSchema = z.object({
 });
 
 export const CtLogEventSchema = z.object({
-  kind: z.enum(["match", "typosquat"]).describe('"match": a name matched a filter; "typosquat": a name is a lookalike of a typosquat-protected filter\'s domain'),
+  event_type: eventTypeSchema(["match", "typosquat"], '"match" and "typosquat" as in kind'),
+  collection: CollectionEventFieldsSchema,
+  kind: z
+    .enum(["match", "typosquat", "collection"])
+    .describe('"match": a name matched a filter; "typosquat": a name is a lookalike of a typosquat-protected filter\'s domain; "collection": a collection event (see event_type)'),
+  log: z
+    .object({
+      name: z.string().describe("The log's description"),
+      url: z.string().describe("The log's submission or monitoring URL"),
+      log_id: z.string().describe("Log ID (base64)"),
+    })
+    .describe("The CT log a collection event is about; empty values on match and typosquat events (see cert.log_name)"),
   cert: CtEventCertSchema.describe("The matched certificate or precertificate"),
   caa: CaaEvaluationSchema.describe("CAA check at observation time against current DNS (typosquat events: not evaluated, caa.error says so)"),
   rate: CtEventRateSchema.describe("Issuance rate for the filter (typosquat events: lookalikes of the protected domain)"),
@@ -93,9 +111,13 @@ export type CtEventCert = z.infer<typeof CtEventCertSchema>;
 export type CaaEvaluation = z.infer<typeof CaaEvaluationSchema>;
 export type CtEventRate = z.infer<typeof CtEventRateSchema>;
 export type CtEventTyposquat = z.infer<typeof CtEventTyposquatSchema>;
+export type CtEventLog = CtLogEvent["log"];
 
 /** The CEL variable schema of CT-Log events (introspection, type checking). */
 export const ctLogVariables = variablesOf(CtLogEventSchema);
+
+/** `log` of a match or typosquat event. */
+export const NO_LOG: CtEventLog = { name: "", url: "", log_id: "" };
 
 /** `typosquat` of a filter match: every field empty. */
 export const NO_TYPOSQUAT: CtEventTyposquat = { candidate_domain: "", protected_domain: "", certificate_name: "", evidence: [] };
@@ -112,7 +134,7 @@ export const CAA_NOT_EVALUATED: CaaEvaluation = {
 };
 
 export function buildMatchEvent(input: { cert: CtEventCert; caa: CaaEvaluation; rate: CtEventRate; filterId: number; matchedAt: string }): CtLogEvent {
-  return { kind: "match", cert: input.cert, caa: input.caa, rate: input.rate, typosquat: NO_TYPOSQUAT, filter_id: input.filterId, matched_at: input.matchedAt };
+  return { event_type: "match", collection: NOT_A_COLLECTION_EVENT, kind: "match", log: NO_LOG, cert: input.cert, caa: input.caa, rate: input.rate, typosquat: NO_TYPOSQUAT, filter_id: input.filterId, matched_at: input.matchedAt };
 }
 
 export function buildTyposquatEvent(input: {
@@ -130,5 +152,29 @@ export function buildTyposquatEvent(input: {
     evidence: input.typosquat.evidence,
   };
   if (input.typosquat.edit_distance !== undefined) typosquat.edit_distance = input.typosquat.edit_distance;
-  return { kind: "typosquat", cert: input.cert, caa: input.caa ?? CAA_NOT_EVALUATED, rate: input.rate, typosquat, filter_id: input.filterId, matched_at: input.matchedAt };
+  return { event_type: "typosquat", collection: NOT_A_COLLECTION_EVENT, kind: "typosquat", log: NO_LOG, cert: input.cert, caa: input.caa ?? CAA_NOT_EVALUATED, rate: input.rate, typosquat, filter_id: input.filterId, matched_at: input.matchedAt };
+}
+
+/** Every cert.* field empty but the log's name. */
+const noCertificate = (logName: string): CtEventCert => ({
+  subject: "", issuer: "", dns_names: [], sha256: "", serial: "", not_before: "", not_after: "", signature_algorithm: "", key_algorithm: "",
+  is_precert: false, log_name: logName, log_index: 0, aia_issuing: [], ocsp_servers: [], scts: [],
+});
+
+/**
+ * A CT log the organization relies on whose reading entered `failing` or recovered.
+ * `matched_at` is the time of the attempt; `filter_id` 0.
+ */
+export function buildCtLogCollectionEvent(input: CollectionEventInput & { log: CtEventLog; attemptedAt: string }): CtLogEvent {
+  return {
+    ...collectionEventHead(input),
+    kind: "collection",
+    log: { name: input.log.name, url: input.log.url, log_id: input.log.log_id },
+    cert: noCertificate(input.log.name),
+    caa: { ...CAA_NOT_EVALUATED, error: "not evaluated: collection event" },
+    rate: { count: 0, window: "", precert_count: 0, final_count: 0, total_count: 0 },
+    typosquat: NO_TYPOSQUAT,
+    filter_id: 0,
+    matched_at: input.attemptedAt,
+  };
 }

@@ -26,7 +26,7 @@ import type { DnsCheckStatus, DnsFactKind } from "../../db/schema/dns-watcher";
 import { txtText, type WatchedRecordType } from "../../platform/dns/presentation";
 import { dmarcRegressions, dmarcVerdict, NO_DMARC, parseDmarc, type DmarcRecord, type DmarcRegression } from "./dmarc";
 import type { DueDomain, DueRecordSet } from "./due-domains";
-import { buildDnsChangeEvent, type DnsChangeEvent } from "./events";
+import { buildDnsChangeEvent, type DnsWatcherEvent } from "./events";
 import { classifyDnssec, sameValues, type DnssecStatus, type DnssecVerdict } from "./observation";
 import { spfRecordsOfAnswer, spfTargetsOf, type RunAnswers } from "./run-lookups";
 import { analyzeSpf, EMPTY_SPF, SpfDnsError, type SpfAnalysis, type SpfDns } from "./spf";
@@ -82,7 +82,7 @@ export interface DomainAssessment {
   /** Nothing to write but the time of the check: the domain joins the run's one bookkeeping statement. */
   quiet: boolean;
   /** The change event, sent to alerting once the writes are committed (null: nothing happened worth one). */
-  event: DnsChangeEvent | null;
+  event: DnsWatcherEvent | null;
   lookupErrors: number;
   /** Differences (record sets, SPF targets, DNSSEC status) the second query did not confirm. */
   unconfirmed: number;

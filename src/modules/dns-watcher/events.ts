@@ -1,12 +1,31 @@
 /**
+<<<<<<< HEAD
+ * The DNS watcher's events, declared ONCE: their TypeScript type, the runtime shape and
+ * the CEL variable schema (alerting/cel/variables/dns-watcher.ts) all come from this zod
+ * object, and the builders below are the only places an event is made.
+ *
+ *   event_type "dns_changed"           confirmed changes of a domain (record sets, DNSSEC
+ *                                      status, SPF verdict): `buildDnsChangeEvent`
+ *   event_type "collection_failing"    the domain's DNS could not be collected twice in a
+ *              "collection_recovered"  row / is collected again: `buildDnsCollectionEvent`
+ *
+ * `spf` and `dmarc` carry the parsed policy now and before the change; a side without a
+ * record has `record` "" and empty fields, so rules compare without has() checks (e.g.
+ * `spf.previous.all == "-all" && spf.current.all != "-all"`). A collection event carries
+ * the last observed DNSSEC status and policies (previous = current: nothing changed),
+ * no changed records, and names the record sets whose lookups failed.
+=======
  * The DNS watcher change event, declared ONCE: its TypeScript type, the
  * runtime shape and the CEL variable schema (alerting/cel/variables/dns-watcher.ts)
  * all come from this zod object, and `buildDnsChangeEvent` below is the one place an
  * event is made. `spf` and `dmarc` carry the parsed policy now and before the change; a
  * side without a record has `record` "" and empty fields, so rules compare without has()
  * checks (e.g. `spf.previous.all == "-all" && spf.current.all != "-all"`).
+>>>>>>> main
  */
 import { z } from "zod";
+import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
+import { COLLECTION_ERROR_CLASSES, type CollectionError } from "../../platform/collection/vocabulary";
 import { variablesOf } from "../alerting/cel/variables/from-schema";
 import { dmarcVerdict, NO_DMARC, type DmarcRecord, type DmarcRegression } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
@@ -39,7 +58,9 @@ const dmarcSide = (when: string) =>
     })
     .describe(`DMARC policy ${when}`);
 
-export const DnsChangeEventSchema = z.object({
+export const DnsWatcherEventSchema = z.object({
+  event_type: eventTypeSchema(["dns_changed"], '"dns_changed" for confirmed changes of the domain\'s records, DNSSEC status or SPF verdict'),
+  collection: CollectionEventFieldsSchema,
   domain: z.string().describe("The watched domain"),
   changed_records: z
     .array(
@@ -80,13 +101,23 @@ export const DnsChangeEventSchema = z.object({
       verdict: z.string().describe('The regressions in words ("DMARC weakened: policy lowered from reject to none"), empty if none'),
     })
     .describe("Parsed DMARC policy of the domain"),
-  resolved_at: z.string().describe("Resolution time, ISO 8601"),
+  failing_record_sets: z
+    .array(
+      z.object({
+        name: z.string().describe("Owner name of the record set"),
+        type: z.string().describe("Record type"),
+        error_class: z.enum(COLLECTION_ERROR_CLASSES).describe("Why its lookup failed (collection.error_class vocabulary)"),
+        error_message: z.string().describe("What failed, in words"),
+      }),
+    )
+    .describe("Record sets whose lookup failed in the attempt (collection_failing events); empty on other events"),
+  resolved_at: z.string().describe("Resolution time (for a collection event: the attempt), ISO 8601"),
 });
 
-export type DnsChangeEvent = z.infer<typeof DnsChangeEventSchema>;
+export type DnsWatcherEvent = z.infer<typeof DnsWatcherEventSchema>;
 
 /** The CEL variable schema of dns-watcher events (introspection, type checking). */
-export const dnsWatcherVariables = variablesOf(DnsChangeEventSchema);
+export const dnsWatcherVariables = variablesOf(DnsWatcherEventSchema);
 
 /** What an event is made of: the domain's confirmed changes this run and its policies before and after. */
 export interface DnsChangeEventInput {
@@ -103,10 +134,12 @@ const spfSideOf = (a: SpfAnalysis) => ({ record: a.record, all: a.all, mechanism
 const dmarcSideOf = (d: DmarcRecord) => ({ record: d.record, p: d.p, sp: d.sp, np: d.np, pct: d.pct, t: d.t, adkim: d.adkim, aspf: d.aspf, rua: d.rua, ruf: d.ruf });
 
 /** The event, parsed so that it always matches its declared shape. */
-export function buildDnsChangeEvent(input: DnsChangeEventInput): DnsChangeEvent {
+export function buildDnsChangeEvent(input: DnsChangeEventInput): DnsWatcherEvent {
   const spf = input.spf.current ?? { ...EMPTY_SPF };
   const dmarc = input.dmarc.current ?? { ...NO_DMARC };
-  return DnsChangeEventSchema.parse({
+  return DnsWatcherEventSchema.parse({
+    event_type: "dns_changed",
+    collection: NOT_A_COLLECTION_EVENT,
     domain: input.domain,
     changed_records: input.changedRecords.map((c) => ({ name: c.name, type: c.type, old_values: c.oldValues, new_values: c.newValues })),
     dnssec: { validated: input.dnssec.status === "validated", status: input.dnssec.status, previous_status: input.dnssec.previousStatus, error: input.dnssec.error, ede_codes: input.dnssec.edeCodes },
@@ -124,6 +157,34 @@ export function buildDnsChangeEvent(input: DnsChangeEventInput): DnsChangeEvent 
       regressions: [...new Set(input.dmarc.regressions.map((r) => r.kind))],
       verdict: dmarcVerdict(input.dmarc.regressions),
     },
+    failing_record_sets: [],
     resolved_at: input.resolvedAt,
+  });
+}
+
+/** A domain whose DNS collection entered `failing` or recovered: its identity and what was last observed of it. */
+export interface DnsCollectionEventInput extends CollectionEventInput {
+  domain: string;
+  /** The last observed DNSSEC status and policies (null: never observed). */
+  dnssec: { status: string; error: string };
+  spf: SpfAnalysis | null;
+  dmarc: DmarcRecord | null;
+  /** The record sets whose lookup failed in the attempt. */
+  failingRecordSets: { name: string; type: string; error: CollectionError }[];
+  attemptedAt: string;
+}
+
+export function buildDnsCollectionEvent(input: DnsCollectionEventInput): DnsWatcherEvent {
+  const spf = spfSideOf(input.spf ?? { ...EMPTY_SPF });
+  const dmarc = dmarcSideOf(input.dmarc ?? { ...NO_DMARC });
+  return DnsWatcherEventSchema.parse({
+    ...collectionEventHead(input),
+    domain: input.domain,
+    changed_records: [],
+    dnssec: { validated: input.dnssec.status === "validated", status: input.dnssec.status, previous_status: input.dnssec.status, error: input.dnssec.error, ede_codes: [] },
+    spf: { current: spf, previous: spf, allows_all: spf.allows_all, became_permissive: false, changed_targets: [] },
+    dmarc: { current: dmarc, previous: dmarc, regressions: [], verdict: "" },
+    failing_record_sets: input.transition === "failing" ? input.failingRecordSets.map((s) => ({ name: s.name, type: s.type, error_class: s.error.class, error_message: s.error.message })) : [],
+    resolved_at: input.attemptedAt,
   });
 }

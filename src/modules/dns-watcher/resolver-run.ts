@@ -26,7 +26,7 @@ import { createDohClient } from "../../platform/dns/doh";
 import { emitEvent } from "../alerting/emit";
 import { assessDomain, DomainNotResolved, type DomainAssessment } from "./assessment";
 import { selectDueDomains } from "./due-domains";
-import type { DnsChangeEvent } from "./events";
+import type { DnsWatcherEvent } from "./events";
 import { askRunQuestions, inPool, spfDnsOver } from "./run-lookups";
 import { commitAssessments } from "./run-writes";
 
@@ -50,7 +50,7 @@ export interface DnsRunContext {
   now: Date;
   fetch?: typeof fetch;
   /** Where change events go; defaults to emitEvent(env, "dns-watcher", ...). */
-  emit?: (organizationId: number, event: DnsChangeEvent) => Promise<unknown>;
+  emit?: (organizationId: number, event: DnsWatcherEvent) => Promise<unknown>;
 }
 
 export interface DnsRunSummary {
@@ -154,7 +154,7 @@ export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
   for (const [id, reason] of commit.failed) console.error(`dns-watcher: writing the results of domain ${id} failed (it stays due): ${reason}`);
   phaseDone("write");
 
-  const emit = ctx.emit ?? ((organizationId: number, event: DnsChangeEvent) => emitEvent(ctx.env, "dns-watcher", organizationId, event));
+  const emit = ctx.emit ?? ((organizationId: number, event: DnsWatcherEvent) => emitEvent(ctx.env, "dns-watcher", organizationId, event));
   for (const a of assessments) {
     summary.lookup_errors += a.lookupErrors;
     summary.unconfirmed += a.unconfirmed;

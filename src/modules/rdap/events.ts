@@ -1,19 +1,34 @@
 /**
+<<<<<<< HEAD
+ * The RDAP module's events: the variables alert rules (CEL) see.
+ *
+ *   event_type "rdap_changed"          a domain's RDAP response differs from its last
+ *                                      snapshot: `buildRdapEvent`
+ *   event_type "collection_failing"    the domain could not be looked up twice in a row /
+ *              "collection_recovered"  is looked up again: `buildRdapCollectionEvent`
+=======
  * The RDAP change event: the variables alert rules
  * (CEL) see when a domain's RDAP response differs from its last snapshot.
+>>>>>>> main
  *
  * `rdap.current` / `rdap.previous` are the full responses as received (not the
  * canonical forms): rules read registry data as the registry wrote it. Members
- * the registry did not send stay absent, so rules on them do not fire.
+ * the registry did not send stay absent, so rules on them do not fire. A collection
+ * event carries the last snapshot as `rdap.current` ({} when none was ever taken), no
+ * `rdap.previous`, and in `metadata` the attempt: its time, the server asked ("" when
+ * none is known for the TLD) and its HTTP status (0 when none came).
  */
 import { z } from "zod";
+import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf } from "../alerting/cel/variables/from-schema";
 import type { JsonValue } from "./rdap-json";
 
 const rdapAnswer = (what: string) => z.record(z.string(), z.unknown()).describe(what);
 
 /** The one declaration of the event: its TypeScript type and its CEL variables come from it. */
-export const RdapChangeEventSchema = z.object({
+export const RdapEventSchema = z.object({
+  event_type: eventTypeSchema(["rdap_changed"], '"rdap_changed" when the registration data differs from the last snapshot'),
+  collection: CollectionEventFieldsSchema,
   domain: z.string().describe("The monitored domain"),
   tld: z.string().describe("Its top-level domain"),
   rdap: z
@@ -34,10 +49,10 @@ export const RdapChangeEventSchema = z.object({
     .describe("How the snapshot was fetched"),
 });
 
-export type RdapChangeEvent = Omit<z.infer<typeof RdapChangeEventSchema>, "rdap"> & { rdap: { current: JsonValue; previous?: JsonValue } };
+export type RdapEvent = Omit<z.infer<typeof RdapEventSchema>, "rdap"> & { rdap: { current: JsonValue; previous?: JsonValue } };
 
-/** The CEL variable schema of RDAP change events (introspection, type checking). */
-export const rdapVariables = variablesOf(RdapChangeEventSchema);
+/** The CEL variable schema of RDAP events (introspection, type checking). */
+export const rdapVariables = variablesOf(RdapEventSchema);
 
 export interface BuildRdapEventInput {
   domain: string;
@@ -63,10 +78,12 @@ function plain(v: unknown): JsonValue {
   }
 }
 
-export function buildRdapEvent(input: BuildRdapEventInput): RdapChangeEvent {
-  const rdap: RdapChangeEvent["rdap"] = { current: plain(input.current) };
+export function buildRdapEvent(input: BuildRdapEventInput): RdapEvent {
+  const rdap: RdapEvent["rdap"] = { current: plain(input.current) };
   if (input.previous !== undefined && input.previous !== null) rdap.previous = plain(input.previous);
   return {
+    event_type: "rdap_changed",
+    collection: NOT_A_COLLECTION_EVENT,
     domain: input.domain,
     tld: input.tld,
     rdap,
@@ -75,5 +92,29 @@ export function buildRdapEvent(input: BuildRdapEventInput): RdapChangeEvent {
       rdap_server: input.rdapServer,
       http_status: input.httpStatus,
     },
+  };
+}
+
+/** A monitored domain whose RDAP lookups entered `failing` or recovered. */
+export interface RdapCollectionEventInput extends CollectionEventInput {
+  domain: string;
+  tld: string;
+  /** The last snapshot taken (null: none yet). */
+  lastSnapshot: unknown;
+  attemptedAt: Date | string | number;
+  /** The RDAP server asked, "" when none is known for the TLD. */
+  rdapServer: string;
+  /** Its HTTP status, 0 when no answer came. */
+  httpStatus: number;
+}
+
+export function buildRdapCollectionEvent(input: RdapCollectionEventInput): RdapEvent {
+  const current = input.lastSnapshot === null || input.lastSnapshot === undefined ? {} : plain(input.lastSnapshot);
+  return {
+    ...collectionEventHead(input),
+    domain: input.domain,
+    tld: input.tld,
+    rdap: { current },
+    metadata: { fetched_at: iso(input.attemptedAt), rdap_server: input.rdapServer, http_status: input.httpStatus },
   };
 }

@@ -37,7 +37,7 @@ import { loadBootstrap } from "./bootstrap-store";
 import { fetchDomain, type RdapFetchResult } from "./client";
 import { checkUrl } from "../../platform/egress";
 import { selectDue, type DueMonitor } from "./due";
-import { buildRdapEvent, type RdapChangeEvent } from "./events";
+import { buildRdapEvent, type RdapEvent } from "./events";
 import { deriveFacts } from "./facts";
 import { answerWrites, checkWithoutSnapshotWrites, type Observation } from "./record";
 import { serverKey } from "./politeness";
@@ -53,7 +53,7 @@ export interface PollContext {
   now: Date;
   fetch?: typeof fetch;
   /** Where change events go; defaults to emitEvent(env, "rdap", ...). */
-  emit?: (organizationId: number, event: RdapChangeEvent) => Promise<unknown>;
+  emit?: (organizationId: number, event: RdapEvent) => Promise<unknown>;
 }
 
 export interface PollSummary {
@@ -116,7 +116,7 @@ class PollRun {
     errors: 0,
     bootstrap_source: "override",
   };
-  readonly emit: (organizationId: number, event: RdapChangeEvent) => Promise<unknown>;
+  readonly emit: (organizationId: number, event: RdapEvent) => Promise<unknown>;
   private readonly wallStart = Date.now();
   private readonly bodies = new Map<number, Promise<unknown>>();
 
@@ -213,7 +213,7 @@ async function recordAnswer(run: PollRun, domain: string, monitors: DueMonitor[]
   const hash = await snapshotHash(r.domain);
   const rdapServer = r.requestUrl ?? "";
   const differing = monitors.filter((m) => m.lastHash !== hash);
-  const observations: (Observation & { event: RdapChangeEvent | null })[] = [];
+  const observations: (Observation & { event: RdapEvent | null })[] = [];
   for (const m of differing) {
     const previous = m.lastSnapshotId === null ? null : await run.previousBody(m.lastSnapshotId);
     const isChange = m.lastSnapshotId !== null;

@@ -12,6 +12,7 @@
  * At run time the macro reads the ListData the engine puts beside the event variables.
  */
 import { Environment, ParseError, TypeError as CelTypeError } from "@marcbachmann/cel-js";
+import { isCollectionEventType } from "../../../platform/collection/event";
 import { buildEventShape, celTypeOf, convertEvent, type EventShape } from "./event-shape";
 import { EMPTY_LIST_DATA, type ListData } from "./list-data";
 import { MODULE_VARIABLES, type ModuleName } from "./variables";
@@ -57,6 +58,14 @@ export interface CompiledRule {
   listNames: string[];
   /** Static result type: "bool", or "dyn" when only evaluation can tell. */
   resultType: string;
+  /**
+   * The rule reads `event_type` or `collection`, so it is written for collection events
+   * too. A rule that reads neither was written for the module's own events (as every
+   * rule was before collection events existed) and never matches a collection event:
+   * its fields there hold the last observed or empty values, which such a rule would
+   * read as a finding (`dmarc.current.p != "reject"` on a domain that merely went blind).
+   */
+  seesCollectionEvents: boolean;
   /** @internal the parsed, type-checked cel-js program. */
   readonly program: (context: Record<string, unknown>) => unknown;
 }
@@ -64,6 +73,8 @@ export interface CompiledRule {
 export interface EvaluationResult {
   matched: boolean;
   error?: string;
+  /** The event is a collection event and the rule does not read `event_type` or `collection` (see CompiledRule.seesCollectionEvents). */
+  notForCollectionEvents?: true;
 }
 
 /** The key under which the evaluation context carries the ListData (not a CEL variable). */
@@ -229,14 +240,35 @@ function compileUncached(module: ModuleName, expression: string, known: Readonly
       position: positionAt(expression, 0),
     };
   }
+  const identifiers = identifiersOf(program.ast);
   return {
     ok: true,
     module,
     expression,
     listNames: [...listNames].sort(),
     resultType: checked.type,
+    seesCollectionEvents: identifiers.has("event_type") || identifiers.has("collection"),
     program: program as unknown as CompiledRule["program"],
   };
+}
+
+/** The names of every identifier the parsed expression reads (cel-js AST: nodes `{op, args, meta}`, `op: "id"`). */
+function identifiersOf(root: unknown): Set<string> {
+  const out = new Set<string>();
+  const seen = new Set<unknown>();
+  const visit = (v: unknown): void => {
+    if (typeof v !== "object" || v === null || seen.has(v)) return;
+    seen.add(v);
+    if (Array.isArray(v)) return v.forEach(visit);
+    const node = v as { op?: unknown; args?: unknown; meta?: { alternate?: unknown } };
+    if (node.op === "id" && typeof node.args === "string") out.add(node.args);
+    if (node.op === "value") return; // a literal may be any object
+    if ("args" in node) visit(node.args);
+    else if (node.op === undefined) Object.values(node).forEach(visit); // a comprehension's parts
+    visit(node.meta?.alternate);
+  };
+  visit(root);
+  return out;
 }
 
 function toCelError(e: unknown, expression: string, fallback: CelErrorCode): CelError {
@@ -292,6 +324,7 @@ export function evaluate(
 ): EvaluationResult {
   const prepared = event instanceof PreparedEvent ? event : prepareEvent(compiled.module, event);
   const context = prepared.context;
+  if (!compiled.seesCollectionEvents && isCollectionEventType(context.event_type)) return { matched: false, notForCollectionEvents: true };
   context[LISTS_KEY] = listData;
   let value: unknown;
   try {
