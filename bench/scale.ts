@@ -224,7 +224,7 @@ async function organizationMonth(label: string, p: Profile): Promise<{ org: numb
     const rows = targets.flatMap((target, ti) => Array.from({ length: perTarget }, (_, j) => {
       const at = new Date(now.getTime() - j * (DAY / p.scansPerTargetPerDay) - ti * 1000);
       const result = scanFixtures[(ti + j) % 17 === 0 ? 2 : ti % 9 === 0 ? 1 : 0]!;
-      const a = analyseScan(result, { monitorCn: cnOf.get(target.monitorId)!, sni: cnOf.get(target.monitorId)!, ipAddress: target.ipAddress, starttls: null, now: at });
+      const a = analyseScan(result, { monitorId: target.monitorId, monitorCn: cnOf.get(target.monitorId)!, port: 443, sni: cnOf.get(target.monitorId)!, ipAddress: target.ipAddress, starttls: null, now: at });
       const cert = a.event.certificate;
       return {
         organizationId: org, monitorId: target.monitorId, targetId: target.id, jobId: null, agentId: 1, scannedAt: at.toISOString(), ipAddress: target.ipAddress,
@@ -335,7 +335,7 @@ async function reads(org: number) {
     ["scan history of a monitor", (h) => scanHistory(tn(h), monitor, { page: 1, page_size: 20 })],
     ["DNS history of a domain", (h) => dnsHistory(tn(h), domain, { limit: 20, offset: 0 })],
     ["RDAP history of a domain", (h) => rdapHistory(tn(h), rdapDomain, { limit: 30, offset: 0 })],
-    ["alert history (ct-log)", (h) => alertHistory(tn(h), "ct-log", 20, 0)],
+    ["alert history (ct-log)", (h) => alertHistory(tn(h), "ct-log", { limit: 20, offset: 0 })],
     ["audit log", (h) => listAuditLogs(tn(h), 20, 0)],
   ];
   const out: Record<string, { median: number; p90: number; d1Median: number }> = {};
