@@ -272,7 +272,7 @@ describe("enforcement", () => {
     expect((await call("PUT", "/api/admin/security-policy", { token: org.admin.session, body: { require_mfa: true } })).status).toBe(200);
     const viaSso = await ssoSignIn(member);
     expect(viaSso.session).toMatch(/^tps_/);
-    expect((await call("GET", "/api/rdap/domains", { headers: { cookie: `tp_session=${viaSso.session}` } })).status).toBe(200);
+    expect((await call("GET", "/api/lists", { headers: { cookie: `tp_session=${viaSso.session}` } })).status).toBe(200);
     // The break-glass account must be an administrator with a password.
     const users = (await call("GET", "/api/admin/users", { token: org.admin.session })).body.users;
     const carol = users.find((u: any) => u.email === member);
