@@ -30,7 +30,7 @@ const COMMON_VARIABLES = ["event_type", "collection", "collection.state", "colle
 describe("scan result contract", () => {
   it("every captured scanner-node result validates and passes through unchanged (the agent's type is the contract's output)", () => {
     for (const name of Object.keys(FIXTURES) as FixtureName[]) {
-      const { frameworks: _f, weak_suites: _w, ...raw } = structuredClone(FIXTURES[name]) as Record<string, unknown>;
+      const { frameworks: _f, weak_suites: _w, legacy_suites: _l, ...raw } = structuredClone(FIXTURES[name]) as Record<string, unknown>;
       const parsed = ScanResult.safeParse(raw);
       expect(parsed.success, `${name}: ${parsed.error?.message}`).toBe(true);
       expect(parsed.data, name).toEqual(raw);
