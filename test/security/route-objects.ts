@@ -103,4 +103,6 @@ export const PUBLIC_ROUTES: Record<string, string> = {
   "POST /api/auth/login": "creates a session",
   "POST /api/auth/invitations/accept": "authenticated by the invitation token in the body",
   "POST /api/auth/login/mfa": "authenticated by the second step's token and proof in the body",
+  "GET /api/auth/sso/start": "starts a sign-in at the email's identity provider",
+  "GET /api/auth/sso/callback": "authenticated by the provider's answer and this browser's sign-in cookie",
 };
