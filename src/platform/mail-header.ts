@@ -8,6 +8,8 @@
  * at most MAX_HEADER_CHARS on the line.
  */
 
+import { z } from "@hono/zod-openapi";
+
 /** Room left on a header line (RFC 5322: 998) after the field name. */
 const MAX_HEADER_CHARS = 900;
 /** An encoded-word is at most 75 characters (RFC 2047 2): `=?UTF-8?B?` + 60 base64 characters (45 bytes) + `?=`. */
@@ -47,3 +49,10 @@ export function encodeHeaderText(value: string): string {
   flush();
   return words.join(" ");
 }
+
+/**
+ * A plain email address and nothing around it: it becomes SMTP's RCPT TO and a To:
+ * header, so a control character, a line break or a display name must never reach it
+ * (zod's address syntax is strict ASCII). Request schemas of recipient lists use it.
+ */
+export const mailAddress = z.string().trim().max(254).email();

@@ -26,6 +26,7 @@ import { and, eq, inArray, lte } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { mailOutbox, type AttachmentSource, type MailAttachment } from "../db/schema/platform";
 import type { Config } from "../env";
+import { classifyFailure } from "./collection";
 import { encodeHeaderText, headerText } from "./mail-header";
 
 export interface MailMessage {
@@ -38,6 +39,8 @@ export interface MailMessage {
   /** What the message is about, e.g. `invitation`, `alert`, `test`, `weekly_report`. */
   kind: string;
   attachments?: MailAttachment[];
+  /** What the message is about within its kind, where its delivery is shown (a report: `weekly/<period start>`). */
+  reference?: string;
 }
 
 /** Produces the bytes of a source for the message's organization (null for service mail); throws when it cannot. */
@@ -82,6 +85,8 @@ async function withContent(db: Db, organizationId: number | null, attachments: M
 /** Sends one message; throws on failure. */
 export interface MailTransport {
   readonly name: "local" | "smtp";
+  /** The server it talks to: a failure names it (classifyFailure). */
+  readonly target?: { host: string; port: number };
   send(message: MailMessage): Promise<void>;
 }
 
@@ -117,6 +122,7 @@ function parseFrom(from: string): { name?: string; email: string } {
 export function smtpTransport(config: Config, settings: SmtpSettings = parseSmtpUrl(config.smtpUrl)): MailTransport {
   return {
     name: "smtp",
+    target: { host: settings.host, port: settings.port },
     async send(message) {
       // Imported lazily: cloudflare:sockets exists only in the Workers runtime.
       const { WorkerMailer } = await import("worker-mailer");
@@ -162,6 +168,7 @@ export function enqueueMail(db: Db, config: Config, message: MailMessage, now: D
       body: message.body,
       kind: message.kind,
       attachments: message.attachments?.length ? message.attachments : null,
+      reference: message.reference ?? null,
       status: config.smtpUrl ? "pending" : "stored",
       nextAttemptAt: config.smtpUrl ? now.toISOString() : null,
       createdAt: now.toISOString(),
@@ -211,18 +218,24 @@ export async function deliverPending(
           body: "(delivered; body redacted)",
           attachments: stored.length ? stored.map((a) => ({ ...a, content: "" })) : null,
           lastError: null,
+          lastErrorClass: null,
+          lastAttemptAt: now.toISOString(),
         })
         .where(eq(mailOutbox.id, row.id))
         .run();
     } catch (err) {
       failed++;
       const giveUp = attempts >= MAX_ATTEMPTS;
+      // In words naming the server ("connection to mail.example:587 failed: ..."), never a runtime's opaque text.
+      const failure = classifyFailure(err, { ...(transport.target ?? { host: "the mail server" }), what: "mail delivery" });
       await db
         .update(mailOutbox)
         .set({
           status: giveUp ? "failed" : "pending",
           attempts,
-          lastError: (err instanceof Error ? err.message : String(err)).slice(0, 500),
+          lastError: failure.message.slice(0, 500),
+          lastErrorClass: failure.class,
+          lastAttemptAt: now.toISOString(),
           nextAttemptAt: giveUp ? null : new Date(now.getTime() + backoffSeconds(attempts) * 1000).toISOString(),
         })
         .where(eq(mailOutbox.id, row.id))

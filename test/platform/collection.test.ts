@@ -72,6 +72,11 @@ describe("classifyFailure", () => {
       class: "connect",
       message: "connection to 192.0.2.44:443 failed: refused or closed before an answer",
     });
+    // cloudflare:sockets (SMTP) refused: the runtime's words for it.
+    expect(classifyFailure(new Error("proxy request failed, cannot connect to the specified address"), { host: "127.0.0.1", port: 2525, what: "mail delivery" })).toEqual({
+      class: "connect",
+      message: "mail delivery: connection to 127.0.0.1:2525 failed: refused or closed before an answer",
+    });
     expect(classifyFailure(new DOMException("signal timed out", "TimeoutError"), { host: "log.example", port: 443 }).class).toBe("timeout");
     expect(classifyFailure(new Error("TLS peer's certificate is not trusted"), { host: "a.example", port: 443 }).class).toBe("tls");
     expect(classifyFailure(new SyntaxError("Unexpected token < in JSON"), { host: "rdap.example" }).class).toBe("protocol");

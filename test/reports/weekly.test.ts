@@ -2,9 +2,11 @@
  * The weekly report job through the Worker's scheduled handler with an injected clock:
  * the report of the week that ended Monday 00:00 UTC, stored once however often (and
  * however concurrently) the job runs, mailed through the outbox and SMTP (the local sink)
- * with the PDF attached to exactly the users whose flag is on, and missed weeks caught up.
- * Also the users' own switch of that flag.
+ * with the PDF attached to exactly the users whose flag is on and the addresses an
+ * administrator added, a failed delivery recorded with its cause on the report and
+ * retried, and missed weeks caught up. Also the users' own switch of that flag.
  */
+import PostalMime from "postal-mime";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PASSWORD, call, callFresh, createToken, expectErrorShape, invitationTokenFor, unique, type Org } from "../helpers";
 import { agentCall, createMonitor, registerAgent, result } from "../cert-watcher/helpers";
@@ -52,6 +54,9 @@ async function reportsOf() {
 }
 
 let org: Org;
+let viewerSession: string;
+/** An address an administrator added (not a member). */
+let added: string;
 let recipients: string[];
 let notMailed: string[];
 let weekEnd: Date;
@@ -83,7 +88,9 @@ beforeAll(async () => {
   expect((await call("PUT", "/api/auth/me/preferences", { token: offByDefault.session, body: { weekly_audit_report_enabled: true } })).body).toEqual({ weekly_audit_report_enabled: true });
   expect((await call("PUT", "/api/auth/me/preferences", { token: switchedOff.session, body: { weekly_audit_report_enabled: false } })).status).toBe(200);
   expect((await call("PUT", `/api/admin/users/${disabled.userId}/status`, { token: org.session, body: { status: "disabled" } })).status).toBe(200);
-  recipients = [org.email.toLowerCase(), on.email, offByDefault.email].sort();
+  viewerSession = on.session;
+  added = `soc-${unique()}@example.net`;
+  recipients = [org.email.toLowerCase(), on.email, offByDefault.email, added].sort();
   notMailed = [switchedOff.email, disabled.email];
 
   // One fact this week: an endpoint presenting an expired certificate (a scan posted by the agent).
@@ -106,6 +113,30 @@ describe("preferences", () => {
     expectErrorShape(await call("PUT", "/api/auth/me/preferences", { body: { weekly_audit_report_enabled: false } }), 401, "unauthorized");
     expect((await call("GET", "/api/auth/me/preferences", { token: org.session })).body).toEqual({ weekly_audit_report_enabled: true });
     expect((await call("PUT", "/api/auth/me/preferences", { token: org.session, body: {} })).body).toEqual({ weekly_audit_report_enabled: true });
+  });
+});
+
+describe("report recipients", () => {
+  it("an administrator sets the addresses mailed beside the members; bad input is a 400 that saves nothing", async () => {
+    const get = () => call("GET", "/api/reports/recipients", { token: org.session });
+    expect((await get()).body).toEqual({ emails: [] });
+    // A member without admin:manage_users may not.
+    expectErrorShape(await call("PUT", "/api/reports/recipients", { token: viewerSession, body: { emails: [added] } }), 403, "forbidden");
+    // A header injection, a display name, a second address in one string: 400, nothing saved (the valid one neither).
+    for (const bad of [`${added}\r\nBcc: victim@example.org`, `SOC <${added}>`, `${added}, other@example.org`, "not-an-address"]) {
+      const r = await call("PUT", "/api/reports/recipients", { token: org.session, body: { emails: ["valid@example.org", bad] } });
+      expectErrorShape(r, 400, "validation_error");
+      expect(JSON.stringify(r.body.error.details)).toContain("emails.1");
+    }
+    expectErrorShape(await call("PUT", "/api/reports/recipients", { token: org.session, body: { emails: Array.from({ length: 51 }, (_, i) => `a${i}@example.org`) } }), 400, "validation_error");
+    expect((await get()).body).toEqual({ emails: [] });
+    // Stored lower-case, once; a member's own address may be listed too (mailed once, as a member).
+    const put = await call("PUT", "/api/reports/recipients", { token: org.session, body: { emails: [added.toUpperCase(), ` ${added} `, org.email.toUpperCase()] } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body).toEqual({ emails: [added, org.email.toLowerCase()] });
+    expect((await get()).body).toEqual(put.body);
+    const audit = await call("GET", "/api/admin/audit-logs?limit=5", { token: org.session });
+    expect(audit.body.audit_logs[0]).toMatchObject({ action: "reports.recipients.update" });
   });
 });
 
@@ -175,6 +206,31 @@ describe("the weekly report job", () => {
     }
     for (const to of notMailed) expect(await sinkMessages(to)).toEqual([]);
 
+    // The MIME structure as a mail client reads it: multipart/mixed, the text, and one
+    // attachment that is the report's PDF (postal-mime parses it).
+    const [raw] = await sinkMessages(added);
+    expect(raw.data).toMatch(/^Content-Type: multipart\/mixed; boundary=/im);
+    const parsed = await PostalMime.parse(raw.data);
+    expect(parsed.to).toEqual([{ address: added, name: "" }]);
+    expect(parsed.subject).toBe(`Trust-Plane weekly security report: 90/100 (A, provisional), ${report.period_start.slice(0, 10)} – ${report.period_end.slice(0, 10)}`);
+    expect(parsed.text).toContain("Weekly security audit report for");
+    expect(parsed.text).toContain("an administrator of");
+    expect(parsed.text).not.toContain("enabled in your Trust-Plane profile");
+    expect(parsed.attachments).toHaveLength(1);
+    const [attachment] = parsed.attachments;
+    expect(attachment).toMatchObject({ filename: report.pdf_filename, mimeType: "application/pdf", disposition: "attachment" });
+    const attached = new Uint8Array(attachment.content as ArrayBuffer);
+    expect(new TextDecoder().decode(attached.slice(0, 5))).toBe("%PDF-");
+    expect(attached).toEqual(downloaded.bytes);
+    expect(squash((await inspectPdf(attached)).text)).toContain("Expired certificates");
+    // A member's own mail still says why they get it.
+    expect((await PostalMime.parse((await sinkMessages(org.email.toLowerCase()))[0].data)).text).toContain("enabled in your Trust-Plane profile");
+
+    // The report says where each copy is.
+    expect(report.mail).toMatchObject({ recipients: 4, sent: 4, pending: 0, failed: 0 });
+    expect(report.mail.deliveries.map((d: any) => d.to).sort()).toEqual(recipients);
+    for (const d of report.mail.deliveries) expect(d).toMatchObject({ status: "sent", attempts: 1, error: null, error_class: null, next_attempt_at: null });
+
     const text = squash((await inspectPdf(downloaded.bytes)).text);
     expect(text).toContain("Expired certificates");
     expect(text).toContain("expired.example.test:443 (192.0.2.40)");
@@ -199,5 +255,41 @@ describe("the weekly report job", () => {
     reports = await reportsOf();
     // Still three: the job found nothing due (and weeks before the organization existed never are).
     expect(reports).toHaveLength(3);
+  });
+});
+
+describe("a report whose mail cannot be delivered", () => {
+  it("records the cause on the report, retries with backoff, and delivers once the server answers", async () => {
+    const REFUSING = { SMTP_URL: `smtp://127.0.0.1:${(E as any).REFUSING_PORT}` };
+    // The week after the caught-up ones, generated while the mail server refuses connections.
+    const latest = (await reportsOf())[0];
+    const end = new Date(new Date(latest.period_end).getTime() + 7 * DAY);
+    clock.set(new Date(end.getTime() + 3_600_000));
+    await cron(REFUSING, 0); // generates and queues the mail
+    const at = await cron(REFUSING, 1000); // the first attempt
+    let [report] = await reportsOf();
+    expect(report.period_end).toBe(end.toISOString());
+    expect(report.mail).toMatchObject({ recipients: 4, sent: 0, pending: 4, failed: 0 });
+    for (const d of report.mail.deliveries) {
+      expect(d).toMatchObject({ status: "pending", attempts: 1, last_attempt_at: at.toISOString(), error_class: "connect", sent_at: null });
+      expect(d.error).toBe(`mail delivery: connection to 127.0.0.1:${(E as any).REFUSING_PORT} failed: refused or closed before an answer`);
+      expect(d.next_attempt_at).toBe(new Date(at.getTime() + 30_000).toISOString());
+    }
+    // Not due yet: a run 10 s later does not try again.
+    await cron(REFUSING, 10_000);
+    expect((await reportsOf())[0].mail.deliveries.every((d: any) => d.attempts === 1)).toBe(true);
+    // The second attempt fails too and waits twice as long.
+    const second = await cron(REFUSING, 20_000);
+    [report] = await reportsOf();
+    for (const d of report.mail.deliveries) expect(d).toMatchObject({ attempts: 2, next_attempt_at: new Date(second.getTime() + 60_000).toISOString() });
+    // The server is back: delivered at the next due run, once each.
+    const delivered = await cron(SMTP(), 60_000);
+    [report] = await reportsOf();
+    expect(report.mail).toMatchObject({ recipients: 4, sent: 4, pending: 0, failed: 0 });
+    for (const d of report.mail.deliveries) expect(d).toMatchObject({ status: "sent", attempts: 3, sent_at: delivered.toISOString(), error: null, error_class: null });
+    for (const to of recipients) {
+      const got = (await sinkMessages(to)).filter((m) => m.data.includes(report.pdf_filename));
+      expect(got, to).toHaveLength(1);
+    }
   });
 });

@@ -161,13 +161,26 @@ export const mailOutbox = sqliteTable(
     status: text("status", { enum: ["stored", "pending", "sent", "failed"] }).notNull(),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: text("next_attempt_at"),
+    /** The latest failure in words (collection vocabulary, naming the server), null once sent. */
     lastError: text("last_error"),
+    /** platform/collection error class of the latest failure; null once sent. */
+    lastErrorClass: text("last_error_class"),
+    lastAttemptAt: text("last_attempt_at"),
     createdAt: createdAt(),
     sentAt: text("sent_at"),
     /** Files attached (base64 content); null when none. Content is dropped once delivered. */
     attachments: text("attachments", { mode: "json" }).$type<MailAttachment[]>(),
+    /**
+     * What the message is about within its kind, so its delivery can be shown there
+     * (the weekly report it mails: `weekly/<period start>`); null when nothing shows it.
+     */
+    reference: text("reference"),
   },
-  (t) => [index("mail_outbox_org_idx").on(t.organizationId), index("mail_outbox_status_idx").on(t.status, t.nextAttemptAt)],
+  (t) => [
+    index("mail_outbox_org_idx").on(t.organizationId),
+    index("mail_outbox_status_idx").on(t.status, t.nextAttemptAt),
+    index("mail_outbox_reference_idx").on(t.organizationId, t.kind, t.reference),
+  ],
 );
 
 export const auditLogs = sqliteTable(
@@ -204,3 +217,30 @@ export const jobRuns = sqliteTable("job_runs", {
  * (src/platform/tenant.ts, `quotaGuard`).
  */
 export const quotaGuard = sqliteTable("quota_guard", { resource: text("resource").notNull() }, () => [check("quota_exceeded", sql`0`)]);
+
+/**
+ * An organization's heartbeat (PUT /api/admin/heartbeat): a URL of the team's own
+ * dead-man's switch (healthchecks-style), pinged after each scheduled run in which the
+ * organization's monitoring collected what it should. The URL is sealed (it is the
+ * check's credential); `url_hint` is what the API shows. The outcome of the latest run
+ * is kept, so a ping that was not sent, or failed, says why.
+ */
+export const organizationHeartbeats = sqliteTable("organization_heartbeats", {
+  organizationId: integer("organization_id")
+    .primaryKey()
+    .references(() => organizations.id),
+  urlSealed: text("url_sealed").notNull(),
+  /** `https://hc-ping.example:443/***`: scheme, host and port, never the path (it holds the check's id). */
+  urlHint: text("url_hint").notNull(),
+  createdAt: createdAt(),
+  updatedAt: text("updated_at").notNull(),
+  /** The latest scheduled run that judged this organization. */
+  lastRunAt: text("last_run_at"),
+  /** pinged | ping_failed | not_pinged (collection not healthy) */
+  lastOutcome: text("last_outcome", { enum: ["pinged", "ping_failed", "not_pinged"] }),
+  /** Why not pinged, or why the ping failed, in words; null after a ping. */
+  lastReason: text("last_reason"),
+  lastErrorClass: text("last_error_class"),
+  lastHttpStatus: integer("last_http_status"),
+  lastPingedAt: text("last_pinged_at"),
+});

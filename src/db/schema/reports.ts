@@ -11,6 +11,10 @@
  *                    evidence (at most REPORT_EVIDENCE_LIMIT items stored per finding;
  *                    `evidence_total` counts them all).
  *
+ *   report_recipients  addresses an administrator added to the weekly report's mail
+ *                    (PUT /api/reports/recipients), beside the members whose
+ *                    weekly-report flag is on. Stored lower-case, UNIQUE per organization.
+ *
  * The PDF is not stored: it is rendered from these rows on download, byte for byte
  * the same each time (src/modules/reports/pdf/render.ts is deterministic).
  */
@@ -70,4 +74,16 @@ export const reportFindings = sqliteTable(
     evidenceTotal: integer("evidence_total").notNull(),
   },
   (t) => [index("report_findings_report_idx").on(t.reportId, t.position), index("report_findings_org_rule_idx").on(t.organizationId, t.ruleId)],
+);
+
+export const reportRecipients = sqliteTable(
+  "report_recipients",
+  {
+    id: id(),
+    organizationId: organizationId(),
+    /** A plain address, lower-case. */
+    email: text("email").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("report_recipients_org_email_unique").on(t.organizationId, t.email)],
 );

@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { principalOf, tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import * as s from "./schema";
+import * as heartbeat from "./heartbeat";
 import * as admin from "./service";
 
 const tags = ["Administration"];
@@ -85,6 +86,32 @@ export const mailOutbox = defineRoute({
   responses: { 200: json(s.OutboxList) },
 });
 
+const heartbeatDescription =
+  "A ping URL of your own dead-man's switch (healthchecks-style): after each scheduled run (every minute) in which every job finished and every monitored asset " +
+  "of the organization was collected within its module's window (a new asset not collected yet does not count), Trust-Plane POSTs to it. When the pings stop, " +
+  "your checker tells you that Trust-Plane itself stopped. A run that does not ping, or a ping that fails, is recorded with the reason (`last_run`).";
+export const getHeartbeat = defineRoute({
+  method: "get", path: "/api/admin/heartbeat", tags, summary: "The organization's heartbeat URL (masked) and the latest run's outcome",
+  description: heartbeatDescription,
+  access: { permission: "admin:manage_users" },
+  responses: { 200: json(s.Heartbeat) },
+});
+export const putHeartbeat = defineRoute({
+  method: "put", path: "/api/admin/heartbeat", tags, summary: "Set the heartbeat URL",
+  description: `${heartbeatDescription} The URL is sealed and shown as scheme, host and port; an internal address is a 400 (egress policy), checked again before each ping.`,
+  access: { permission: "admin:manage_users" },
+  audit: { action: "heartbeat.update", targetType: "organization" },
+  request: { body: body(s.HeartbeatRequest) },
+  responses: { 200: json(s.Heartbeat) },
+});
+export const deleteHeartbeat = defineRoute({
+  method: "delete", path: "/api/admin/heartbeat", tags, summary: "Stop the heartbeat",
+  description: "404 when none is set.",
+  access: { permission: "admin:manage_users" },
+  audit: { action: "heartbeat.delete", targetType: "organization" },
+  responses: { 200: json(s.Message) },
+});
+
 export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   const t = tenantOf;
   app.openapi(listUsers, async (c) => c.json({ users: await admin.listUsers(t(c)) }, 200));
@@ -103,6 +130,15 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(auditLogs, async (c) => {
     const q = c.req.valid("query");
     return c.json(await admin.listAuditLogs(t(c), q.limit, q.offset), 200);
+  });
+  app.openapi(getHeartbeat, async (c) => c.json(await heartbeat.getHeartbeat(t(c)), 200));
+  app.openapi(putHeartbeat, async (c) => {
+    c.set("audit", { targetId: t(c).organizationId });
+    return c.json(await heartbeat.setHeartbeat(t(c), c.get("config"), c.req.valid("json").url, c.get("now")), 200);
+  });
+  app.openapi(deleteHeartbeat, async (c) => {
+    c.set("audit", { targetId: t(c).organizationId });
+    return c.json(await heartbeat.deleteHeartbeat(t(c)), 200);
   });
   app.openapi(mailOutbox, async (c) => {
     const q = c.req.valid("query");

@@ -114,3 +114,35 @@ export const OutboxList = z
 
 export const UserIdParam = z.object({ user_id: pathId("user_id") });
 export const InvitationIdParam = z.object({ invitation_id: pathId("invitation_id") });
+
+export const HeartbeatRequest = z
+  .object({
+    url: z.string().trim().url().max(2000).openapi({
+      description: "Your checker's ping URL (https:// or http://), e.g. a healthchecks.io check; it must pass the egress policy. Sealed, never returned.",
+      example: "https://hc-ping.com/5b6c1a7e-0000-4000-8000-000000000000",
+    }),
+  })
+  .strict()
+  .openapi("HeartbeatRequest");
+
+export const Heartbeat = z
+  .object({
+    configured: z.boolean(),
+    url: z.string().nullable().openapi({ description: "Scheme, host and port of the URL (the rest is the check's credential)", example: "https://hc-ping.com/***" }),
+    created_at: z.string().nullable(),
+    updated_at: z.string().nullable(),
+    last_run: z
+      .object({
+        at: z.string().openapi({ description: "The scheduled run that judged it" }),
+        outcome: z.enum(["pinged", "ping_failed", "not_pinged"]).openapi({
+          description: "pinged: the checker answered 2xx; ping_failed: the ping was sent and failed (the next run tries again); not_pinged: a job of the run failed or the organization's collection is not keeping up",
+        }),
+        reason: z.string().nullable().openapi({ description: "Why not pinged, or why the ping failed, in words; null after a ping" }),
+        error_class: z.string().nullable().openapi({ description: "The collection error class of a failed ping (timeout, connect, http_status, blocked, ...)" }),
+        http_status: z.number().int().nullable(),
+        last_pinged_at: z.string().nullable().openapi({ description: "The latest successful ping" }),
+      })
+      .nullable()
+      .openapi({ description: "The latest scheduled run's outcome; null before the first run after the URL was set" }),
+  })
+  .openapi("Heartbeat");

@@ -5,7 +5,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { tenantOf, type AppEnv } from "../../platform/context";
-import { defineRoute, json } from "../../platform/route";
+import { body, defineRoute, json } from "../../platform/route";
 import * as s from "./schema";
 import * as reports from "./service";
 
@@ -57,9 +57,31 @@ export const downloadReport = defineRoute({
   responses: { 200: { description: "The PDF", content: { "application/pdf": { schema: { type: "string", format: "binary" } } } } },
 });
 
+export const getRecipients = defineRoute({
+  method: "get", path: "/api/reports/recipients", tags, summary: "Addresses mailed the weekly report beside the members",
+  description: "The addresses an administrator added. Each weekly report is also mailed to every active member whose weekly-report flag is on (PUT /api/auth/me/preferences); an address on both lists gets one mail.",
+  access: { permission: "admin:manage_users" },
+  responses: { 200: json(s.ReportRecipients) },
+});
+export const putRecipients = defineRoute({
+  method: "put", path: "/api/reports/recipients", tags, summary: "Replace the addresses mailed the weekly report",
+  description:
+    "The whole list at once (an empty list removes every address). Plain addresses only (a display name, a line break or anything but one address is a 400 and nothing is saved). " +
+    "The next report generated is mailed, with its PDF attached, to these and the members whose flag is on; each report's `mail` says where every copy is and why one failed.",
+  access: { permission: "admin:manage_users" },
+  audit: { action: "reports.recipients.update", targetType: "organization" },
+  request: { body: body(s.ReportRecipients) },
+  responses: { 200: json(s.ReportRecipients) },
+});
+
 export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(securityOverview, async (c) => c.json(await reports.securityOverview(tenantOf(c), c.get("config"), c.get("now")), 200));
   app.openapi(listReports, async (c) => c.json(await reports.listReports(tenantOf(c), c.req.valid("query").limit), 200));
+  app.openapi(getRecipients, async (c) => c.json(await reports.listReportRecipients(tenantOf(c)), 200));
+  app.openapi(putRecipients, async (c) => {
+    c.set("audit", { targetId: tenantOf(c).organizationId });
+    return c.json(await reports.setReportRecipients(tenantOf(c), c.req.valid("json").emails, c.get("now")), 200);
+  });
   // Before /{report_id}/download, which would take "preview" for an id.
   app.openapi(previewReport, async (c) => pdfResponse(c, await reports.previewPdf(tenantOf(c), c.get("config"), c.get("now"))));
   app.openapi(downloadReport, async (c) => pdfResponse(c, await reports.reportPdf(tenantOf(c), c.req.valid("param").report_id)));

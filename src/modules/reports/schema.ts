@@ -4,7 +4,8 @@ import { pathId } from "../../platform/paging";
 import { MONITORING_MODULES } from "../../platform/permissions";
 import { CATEGORY_STATUSES } from "./category-status";
 import { CATEGORY_IDS, FRAMEWORKS, GRADES, SEVERITIES } from "./rules";
-import { OVERVIEW_EVIDENCE_LIMIT } from "./service";
+import { mailAddress } from "../../platform/mail-header";
+import { MAX_REPORT_RECIPIENTS, OVERVIEW_EVIDENCE_LIMIT } from "./service";
 
 const Grade = z.enum(GRADES.map((g) => g.grade) as ["A", "B", "C", "D", "F"]);
 const score = z.number().int().min(0).max(100);
@@ -86,6 +87,32 @@ export const SecurityOverview = z
   })
   .openapi("SecurityOverview");
 
+export const ReportMailDelivery = z
+  .object({
+    to: z.string(),
+    status: z.enum(["stored", "pending", "sent", "failed"]).openapi({
+      description:
+        "stored: no SMTP_URL, the outbox is the mailbox; pending: not delivered yet (retried with backoff, see next_attempt_at); sent; failed: given up after 6 attempts",
+    }),
+    attempts: z.number().int(),
+    last_attempt_at: z.string().nullable(),
+    next_attempt_at: z.string().nullable().openapi({ description: "When a pending mail is tried again" }),
+    sent_at: z.string().nullable(),
+    error_class: z.string().nullable().openapi({ description: "The collection error class of the latest failure (connect, timeout, tls, dns_resolution, ...); null once sent" }),
+    error: z.string().nullable().openapi({ example: "mail delivery: connection to mail.example.com:587 failed: refused or closed before an answer" }),
+  })
+  .openapi("ReportMailDelivery");
+
+export const ReportMail = z
+  .object({
+    recipients: z.number().int(),
+    sent: z.number().int().openapi({ description: "Delivered (or stored in the outbox when no SMTP server is configured)" }),
+    pending: z.number().int(),
+    failed: z.number().int(),
+    deliveries: z.array(ReportMailDelivery),
+  })
+  .openapi("ReportMail", { description: "The report's mail: one delivery per recipient, with the cause of each failure" });
+
 export const Report = z
   .object({
     id: z.number().int(),
@@ -100,6 +127,7 @@ export const Report = z
     category_status: CategoryStatus.nullable().openapi({ description: "What each category could assess at the period's end; null for a report generated before this was recorded" }),
     provisional: provisional.nullable().openapi({ description: "Whether a category with assets was partial or blind; null when the report did not record it" }),
     findings_count: z.number().int(),
+    mail: ReportMail,
   })
   .openapi("Report");
 
@@ -110,3 +138,13 @@ export const ReportListQuery = z.object({
 export const ReportList = z.object({ success: z.literal(true), data: z.array(Report) }).openapi("ReportList");
 
 export const ReportIdParam = z.object({ report_id: pathId("report_id") });
+
+export const ReportRecipients = z
+  .object({
+    emails: z.array(mailAddress).max(MAX_REPORT_RECIPIENTS).openapi({
+      description: `Addresses mailed each weekly report beside the members whose weekly-report flag is on (at most ${MAX_REPORT_RECIPIENTS}; stored lower-case, duplicates once)`,
+      example: ["soc@example.com", "ciso@example.com"],
+    }),
+  })
+  .strict()
+  .openapi("ReportRecipients");

@@ -16,10 +16,10 @@
  *    than each carrying a copy), so the mailed PDF and every download are identical.
  */
 import { Buffer } from "node:buffer";
-import { and, asc, desc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { organizations, users } from "../../db/schema/platform";
-import { reportFindings, reports } from "../../db/schema/reports";
+import { mailOutbox, organizations, users } from "../../db/schema/platform";
+import { reportFindings, reportRecipients, reports } from "../../db/schema/reports";
 import type { Config } from "../../env";
 import { isUniqueViolation } from "../../platform/db-errors";
 import { enqueueMail, renderedAttachment } from "../../platform/mailer";
@@ -30,9 +30,9 @@ import type { ScheduleConfig } from "./facts/scope";
 import { expectedCollectionWindowSeconds } from "./freshness";
 import { renderReportPdf } from "./pdf/render";
 import { CATCH_UP_WEEKS, lastWeekEnd, recentWeeks, WEEK_MS, type Period } from "./period";
-import { auditRule, CATEGORIES, REFERENCES, type Category, type Grade, type RuleId, type Severity } from "./rules";
+import { auditRule, CATEGORIES, MODULE_LABELS, REFERENCES, type Category, type Grade, type RuleId, type Severity } from "./rules";
 import { limitEvidence, scoreAudit, type AuditResult, type CategoryScores, type Evidence, type Finding } from "./scoring";
-import { isProvisional, provisionalNote, type CategoryStatus } from "./category-status";
+import { isProvisional, provisionalNote, uncollectedCauses, type CategoryStatus } from "./category-status";
 import { formatUtc } from "./pdf/text";
 
 /** Evidence items returned per finding by the overview (the total is given). */
@@ -77,10 +77,37 @@ export async function securityOverview(t: Tenant, config: ScheduleConfig, now: D
   };
 }
 
+/**
+ * Whether the organization's monitoring collected what it should, judged now like the
+ * overview's freshness: every enabled asset (and each CT log its filters rely on) that
+ * has existed for a whole collection window was collected within it. A new asset not
+ * collected yet does not count against it. The causes are in words, per module.
+ */
+export async function collectionHealth(t: Tenant, config: ScheduleConfig, now: Date): Promise<{ healthy: boolean; causes: string[] }> {
+  const { facts } = await readAudit({ t, mode: "live", window: { start: new Date(now.getTime() - WEEK_MS), end: new Date(now.getTime() + 1) }, asOf: now, now, config, withAssets: false, evidenceLimit: 1 });
+  const causes = facts.coverage.flatMap((c) => {
+    const stale = c.uncollected.filter((u) => u.stale);
+    return stale.length ? [`${MODULE_LABELS[c.module]}: ${uncollectedCauses(c.module, stale).join("; ")}`] : [];
+  });
+  return { healthy: causes.length === 0, causes };
+}
+
 // ---------------------------------------------------------------------------
 // Stored reports
 
-function reportView(r: typeof reports.$inferSelect, findings: number) {
+/** One recipient's copy of a report's mail: where it is, and why not delivered. */
+export interface ReportMailDelivery {
+  to: string;
+  status: "stored" | "pending" | "sent" | "failed";
+  attempts: number;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  sent_at: string | null;
+  error_class: string | null;
+  error: string | null;
+}
+
+function reportView(r: typeof reports.$inferSelect, findings: number, mail: ReportMailDelivery[]) {
   return {
     id: r.id,
     report_type: r.reportType,
@@ -94,7 +121,41 @@ function reportView(r: typeof reports.$inferSelect, findings: number) {
     category_status: storedCategoryStatus(r),
     provisional: provisionalOf(r),
     findings_count: findings,
+    mail: {
+      recipients: mail.length,
+      sent: mail.filter((m) => m.status === "sent" || m.status === "stored").length,
+      pending: mail.filter((m) => m.status === "pending").length,
+      failed: mail.filter((m) => m.status === "failed").length,
+      deliveries: mail,
+    },
   };
+}
+
+/** The mail of each listed report by its outbox reference (one indexed query). */
+async function mailOf(t: Tenant, periodStarts: string[]): Promise<Map<string, ReportMailDelivery[]>> {
+  const byReference = new Map<string, ReportMailDelivery[]>();
+  if (!periodStarts.length) return byReference;
+  const rows = await t.db
+    .select()
+    .from(mailOutbox)
+    .where(t.where(mailOutbox, eq(mailOutbox.kind, "weekly_report"), inArray(mailOutbox.reference, periodStarts.map(reportPdfKey))))
+    .orderBy(asc(mailOutbox.id))
+    .all();
+  for (const m of rows) {
+    const list = byReference.get(m.reference!) ?? [];
+    list.push({
+      to: m.toAddress,
+      status: m.status,
+      attempts: m.attempts,
+      last_attempt_at: m.lastAttemptAt,
+      next_attempt_at: m.status === "pending" ? m.nextAttemptAt : null,
+      sent_at: m.sentAt,
+      error_class: m.status === "sent" ? null : m.lastErrorClass,
+      error: m.status === "sent" ? null : m.lastError,
+    });
+    byReference.set(m.reference!, list);
+  }
+  return byReference;
 }
 
 /** What a stored report could assess; null when it was generated before that was recorded. */
@@ -116,7 +177,8 @@ export async function listReports(t: Tenant, limit: number) {
     .orderBy(desc(reports.periodEnd), desc(reports.id))
     .limit(limit)
     .all();
-  return { success: true as const, data: rows.map((r) => reportView(r.report, r.findings)) };
+  const mail = await mailOf(t, rows.map((r) => r.report.periodStart));
+  return { success: true as const, data: rows.map((r) => reportView(r.report, r.findings, mail.get(reportPdfKey(r.report.periodStart)) ?? [])) };
 }
 
 async function gzipBase64(text: string): Promise<string> {
@@ -214,7 +276,10 @@ export async function renderReportAttachment(db: Db, organizationId: number | nu
   return (await renderStored(t, report)).pdf;
 }
 
-function mailBody(config: Config, d: ReportDocument): string {
+/** Why an address receives the weekly report (the mail's last lines say so, and how to stop it). */
+type RecipientWhy = "member" | "added";
+
+function mailBody(config: Config, d: ReportDocument, why: RecipientWhy): string {
   const r = d.result;
   const lines = [
     `Weekly security audit report for ${d.organization}`,
@@ -235,8 +300,15 @@ function mailBody(config: Config, d: ReportDocument): string {
     "The full report, with the evidence for each finding and every monitored asset, is attached as a PDF.",
     `All reports: ${config.publicBaseUrl}/api/reports`,
     "",
-    "You receive this mail because the weekly audit report is enabled in your Trust-Plane profile",
-    "(PUT /api/auth/me/preferences with {\"weekly_audit_report_enabled\": false} turns it off).",
+    ...(why === "member"
+      ? [
+          "You receive this mail because the weekly audit report is enabled in your Trust-Plane profile",
+          "(PUT /api/auth/me/preferences with {\"weekly_audit_report_enabled\": false} turns it off).",
+        ]
+      : [
+          `You receive this mail because an administrator of ${d.organization} added this address to the weekly report's recipients`,
+          "(Reports page of the console, or PUT /api/reports/recipients).",
+        ]),
   ];
   return lines.join("\n");
 }
@@ -292,12 +364,7 @@ export async function generateWeeklyReport(ctx: GenerationContext, org: { id: nu
   const [pdf, appendix, recipients] = await Promise.all([
     renderReportPdf(document),
     gzipBase64(JSON.stringify({ collection_windows: document.collection_windows, assets: document.assets, shared_sources: document.shared_sources } satisfies StoredAppendix)),
-    t.db
-      .select({ email: users.email })
-      .from(users)
-      .where(t.where(users, eq(users.status, "active"), eq(users.weeklyAuditReportEnabled, true)))
-      .orderBy(users.id)
-      .all(),
+    reportRecipientsOf(t),
   ]);
 
   const reportId = sql`(SELECT ${reports.id} FROM ${reports} WHERE ${and(t.where(reports), eq(reports.reportType, "weekly"), eq(reports.periodStart, periodStart))})`;
@@ -341,9 +408,10 @@ export async function generateWeeklyReport(ctx: GenerationContext, org: { id: nu
             organizationId: org.id,
             to: r.email,
             subject: `Trust-Plane weekly security report: ${result.overall_score}/100 (${result.grade}${result.provisional ? ", provisional" : ""}), ${periodStart.slice(0, 10)} – ${document.period_end.slice(0, 10)}`,
-            body: mailBody(config, document),
+            body: mailBody(config, document, r.why),
             kind: "weekly_report",
             attachments: [pdfAttachment],
+            reference: reportPdfKey(periodStart),
           },
           now,
         ),
@@ -354,6 +422,49 @@ export async function generateWeeklyReport(ctx: GenerationContext, org: { id: nu
     throw err;
   }
   return { created: true, result, recipients: recipients.length };
+}
+
+// ---------------------------------------------------------------------------
+// Recipients
+
+/** Addresses an administrator may add (beside the members whose flag is on). */
+export const MAX_REPORT_RECIPIENTS = 50;
+
+/** The addresses an administrator added, lower-case, in the order added. */
+export async function listReportRecipients(t: Tenant) {
+  const rows = await t.db.select({ email: reportRecipients.email }).from(reportRecipients).where(t.where(reportRecipients)).orderBy(asc(reportRecipients.id)).all();
+  return { emails: rows.map((r) => r.email) };
+}
+
+/** Replaces the added addresses at once (one D1 batch: nothing half-saved); duplicates count once. */
+export async function setReportRecipients(t: Tenant, emails: string[], now: Date) {
+  const unique = [...new Set(emails.map((e) => e.toLowerCase()))];
+  await t.db.batch([
+    t.delete(reportRecipients),
+    ...(unique.length ? [t.insert(reportRecipients, unique.map((email) => ({ email, createdAt: now.toISOString() })))] : []),
+  ] as [ReturnType<Tenant["delete"]>, ...ReturnType<Tenant["insert"]>[]]);
+  return listReportRecipients(t);
+}
+
+/**
+ * Who is mailed a report: active members whose weekly-report flag is on, then the
+ * addresses an administrator added; an address on both lists is mailed once, as a member.
+ */
+async function reportRecipientsOf(t: Tenant): Promise<{ email: string; why: RecipientWhy }[]> {
+  const [members, added] = await Promise.all([
+    t.db
+      .select({ email: users.email })
+      .from(users)
+      .where(t.where(users, eq(users.status, "active"), eq(users.weeklyAuditReportEnabled, true)))
+      .orderBy(users.id)
+      .all(),
+    listReportRecipients(t),
+  ]);
+  const seen = new Set(members.map((m) => m.email.toLowerCase()));
+  return [
+    ...members.map((m) => ({ email: m.email, why: "member" as const })),
+    ...added.emails.filter((e) => !seen.has(e)).map((email) => ({ email, why: "added" as const })),
+  ];
 }
 
 /** Reports generated per Cron run at most; the rest are due at the next run (a minute later). */

@@ -150,7 +150,8 @@ export function classifyFailure(err: unknown, target: FailureTarget = {}): Colle
     if (!isIpLiteral(host) && host !== "the source") return { class: "dns_resolution", message: `${p}DNS lookup of ${host} failed` };
     return { class: "connect", message: `${p}connection to ${hostPort(host, port)} failed (the runtime gave no reason)` };
   }
-  if (/network connection lost|connection (refused|reset|closed)|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|socket hang up/i.test(text)) {
+  // "cannot connect to the specified address": what workerd's cloudflare:sockets throws for a refused connection (SMTP).
+  if (/network connection lost|connection (refused|reset|closed)|cannot connect to the specified address|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|socket hang up/i.test(text)) {
     return { class: "connect", message: `${p}connection to ${hostPort(host, port)} failed: refused or closed before an answer` };
   }
   if (/ENOTFOUND|EAI_AGAIN|getaddrinfo|name (or service )?not known|could not resolve|NXDOMAIN/i.test(text)) {

@@ -1,7 +1,8 @@
 /**
  * Administration: users and their roles, invitations, the roles catalogue, API
  * tokens (scopes, shown once, renew, revoke), audit log, subscription tier and
- * quotas, and the mail outbox (the mailbox of a deployment without SMTP).
+ * quotas, the mail outbox (the mailbox of a deployment without SMTP), and the
+ * heartbeat (the team's own dead-man's switch, pinged after each healthy run).
  */
 import { useState } from "preact/hooks";
 import { ApiError, del, get, post, put } from "../api";
@@ -41,7 +42,7 @@ export function AdminPage() {
     ...(s.canAny("api-tokens:view_own_tokens", "api-tokens:create_tokens", "api-tokens:view_all_tokens") ? [{ id: "tokens", label: "API tokens" }] : []),
     ...(s.can("admin:view_audit_logs") ? [{ id: "audit", label: "Audit log" }] : []),
     ...(s.can("admin:view_subscription") ? [{ id: "subscription", label: "Subscription" }] : []),
-    ...(s.can("admin:manage_users") ? [{ id: "outbox", label: "Mail outbox" }] : []),
+    ...(s.can("admin:manage_users") ? [{ id: "outbox", label: "Mail outbox" }, { id: "heartbeat", label: "Heartbeat" }] : []),
   ];
   const tab = tabs.find((t) => t.id === loc.query.get("tab"))?.id ?? tabs[0]?.id;
   return (
@@ -60,6 +61,7 @@ export function AdminPage() {
             {tab === "audit" && <AuditTab />}
             {tab === "subscription" && <SubscriptionTab />}
             {tab === "outbox" && <OutboxTab />}
+            {tab === "heartbeat" && <HeartbeatTab />}
           </TabPanel>
         </>
       )}
@@ -621,6 +623,84 @@ function OutboxTab() {
           </>
         )}
       </Dialog>
+    </Section>
+  );
+}
+
+interface Heartbeat {
+  configured: boolean;
+  /** Scheme, host and port; the rest of the URL is the check's credential and never returned. */
+  url: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  last_run: {
+    at: string;
+    outcome: "pinged" | "ping_failed" | "not_pinged";
+    reason: string | null;
+    error_class: string | null;
+    http_status: number | null;
+    last_pinged_at: string | null;
+  } | null;
+}
+
+const HEARTBEAT_URL = "/api/admin/heartbeat";
+const HEARTBEAT_OUTCOMES: Record<NonNullable<Heartbeat["last_run"]>["outcome"], { label: string; tone: string }> = {
+  pinged: { label: "pinged", tone: "good" },
+  ping_failed: { label: "ping failed", tone: "bad" },
+  not_pinged: { label: "not pinged", tone: "warn" },
+};
+
+function HeartbeatTab() {
+  const r = useResource(() => get<Heartbeat>(HEARTBEAT_URL), []);
+  const form = useForm({ url: "" });
+  const [err, setErr] = useState<ApiError | undefined>();
+  const h = r.data;
+  const run = h?.last_run;
+  return (
+    <Section title="Heartbeat">
+      <p class="muted">
+        The URL of your own dead-man's switch (a healthchecks.io check, a Cronitor heartbeat...). After each scheduled run (every minute) in which every job finished
+        and every monitored asset was collected within its window, Trust-Plane sends it a POST. When the pings stop, your checker tells you that Trust-Plane stopped.
+      </p>
+      <ErrorBox error={r.error ?? err} />
+      {h?.configured && (
+        <KeyValues
+          items={[
+            ["URL", <code>{h.url}</code>],
+            ["Set", <Time iso={h.updated_at!} />],
+            [
+              "Latest run",
+              run ? (
+                <span data-testid="heartbeat-run">
+                  <Badge value={null} tone={HEARTBEAT_OUTCOMES[run.outcome].tone} label={HEARTBEAT_OUTCOMES[run.outcome].label} /> <Time iso={run.at} />
+                  {run.reason && <div class="small">{run.reason}</div>}
+                </span>
+              ) : (
+                "no scheduled run since it was set"
+              ),
+            ],
+            ["Last ping", run?.last_pinged_at ? <Time iso={run.last_pinged_at} /> : "never"],
+          ]}
+        />
+      )}
+      <Form
+        form={form}
+        label="Heartbeat URL"
+        submitLabel={h?.configured ? "Replace URL" : "Set URL"}
+        onSubmit={async () => {
+          if (await form.submit((v) => put(HEARTBEAT_URL, { url: v.url.trim() }))) {
+            form.reset();
+            r.reload();
+          }
+        }}
+      >
+        <TextField form={form} name="url" label="Ping URL" placeholder="https://hc-ping.com/…" hint="Sealed when saved; shown afterwards as scheme, host and port only." />
+      </Form>
+      {h?.configured && (
+        <ActionButton class="danger" label="Stop the heartbeat" onError={setErr} onClick={async () => (await del(HEARTBEAT_URL), r.reload())}>
+          Stop the heartbeat
+        </ActionButton>
+      )}
     </Section>
   );
 }

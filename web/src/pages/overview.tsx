@@ -55,6 +55,27 @@ export interface Report {
   category_status: CategoryStatus | null;
   generated_at: string;
   pdf_filename: string;
+  /** Where each recipient's copy of the report's mail is (absent from an older server). */
+  mail?: ReportMail;
+}
+
+export interface ReportMailDelivery {
+  to: string;
+  status: "stored" | "pending" | "sent" | "failed";
+  attempts: number;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  sent_at: string | null;
+  error_class: string | null;
+  error: string | null;
+}
+
+export interface ReportMail {
+  recipients: number;
+  sent: number;
+  pending: number;
+  failed: number;
+  deliveries: ReportMailDelivery[];
 }
 
 export const OVERVIEW_URL = "/api/dashboard/security-overview";

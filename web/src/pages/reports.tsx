@@ -1,18 +1,24 @@
 /**
  * Reports: the weekly security audit reports and their PDFs (a provisional grade says
- * which categories it could not assess), and a preview of the week so far.
+ * which categories it could not assess), a preview of the week so far, where each
+ * report's mail is (a failed copy says why), and, for administrators, the addresses
+ * mailed the report beside the members.
  */
-import { get, isMissingEndpoint } from "../api";
+import { useEffect } from "preact/hooks";
+import { get, isMissingEndpoint, put } from "../api";
+import { useSession } from "../session";
+import { Form, TextArea, useForm } from "../ui/form";
 import { useResource, useTableState } from "../ui/resource";
 import { DataTable, localPage } from "../ui/table";
 import { Time } from "../ui/time";
 import { Badge, NotAvailable, PageHeader, Section } from "../ui/widgets";
-import { gradeClass, unassessed, type Report } from "./overview";
+import { gradeClass, unassessed, type Report, type ReportMail } from "./overview";
 
 /** The PDF of the current week to date, rendered on request and not stored. */
 export const PREVIEW_URL = "/api/reports/preview/download";
 
 export function ReportsPage() {
+  const session = useSession();
   const r = useResource(() => get<{ success: boolean; data: Report[] }>("/api/reports", { limit: 54 }), []);
   const [state, setState] = useTableState({ sortBy: "period_end", sortOrder: "desc", pageSize: 10 });
   const reports = r.data?.data;
@@ -55,6 +61,7 @@ export function ReportsPage() {
                 ),
               },
               { label: "Generated", sort: "generated_at", render: (x) => <Time iso={x.generated_at} /> },
+              { label: "Mail", render: (x) => (x.mail ? <MailStatus mail={x.mail} /> : "—") },
               {
                 label: "PDF",
                 render: (x) => (
@@ -67,6 +74,65 @@ export function ReportsPage() {
           />
         )}
       </Section>
+      {session.can("admin:manage_users") && <RecipientsSection />}
     </div>
+  );
+}
+
+/** The report's mail in a few words; the failed and waiting copies with their cause. */
+function MailStatus({ mail }: { mail: ReportMail }) {
+  if (mail.recipients === 0) return <span class="muted">no recipient</span>;
+  const waiting = mail.deliveries.filter((d) => d.status === "pending" || d.status === "failed");
+  return (
+    <div data-testid="report-mail">
+      <span>
+        {mail.sent} of {mail.recipients} sent
+      </span>
+      {waiting.length > 0 && (
+        <ul class="small">
+          {waiting.map((d) => (
+            <li>
+              <Badge value={null} tone={d.status === "failed" ? "bad" : "warn"} label={d.status === "failed" ? "failed" : "retrying"} /> {d.to}: {d.error ?? "not sent yet"}
+              {d.status === "pending" && d.next_attempt_at && (
+                <>
+                  {" "}
+                  (attempt {d.attempts + 1} at <Time iso={d.next_attempt_at} />)
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+const RECIPIENTS_URL = "/api/reports/recipients";
+
+/** The addresses an administrator adds to the weekly report's mail (members choose for themselves). */
+function RecipientsSection() {
+  const r = useResource(() => get<{ emails: string[] }>(RECIPIENTS_URL), []);
+  const form = useForm({ emails: "" });
+  const saved = r.data?.emails;
+  useEffect(() => {
+    if (saved) form.reset({ emails: saved.join("\n") });
+  }, [saved?.join(",")]);
+  return (
+    <Section title="Report recipients">
+      <p class="muted">
+        Each weekly report is mailed with its PDF attached to every member who has the weekly report switched on in their profile, and to the addresses
+        below (a team mailbox, an auditor). An address on both gets one mail.
+      </p>
+      <Form
+        form={form}
+        label="Report recipients"
+        submitLabel="Save recipients"
+        onSubmit={async () => {
+          if (await form.submit((v) => put(RECIPIENTS_URL, { emails: v.emails.split(/[\s,;]+/).filter(Boolean) }))) r.reload();
+        }}
+      >
+        <TextArea form={form} name="emails" label="Addresses" hint="One plain address per line (soc@example.com), at most 50." rows={4} mono />
+      </Form>
+    </Section>
   );
 }

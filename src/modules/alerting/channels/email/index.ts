@@ -9,6 +9,7 @@
 import { z } from "@hono/zod-openapi";
 import { classifyFailure } from "../../../../platform/collection";
 import { assertUrlAllowed, checkUrl, egressPolicy } from "../../../../platform/egress";
+import { mailAddress } from "../../../../platform/mail-header";
 import { enqueueMail, parseSmtpUrl, smtpTransport } from "../../../../platform/mailer";
 import { defineProvider, invalidSetting, secretSetting, setting, type SendResult } from "../provider";
 import { bodyOf, titleOf } from "../render";
@@ -16,12 +17,8 @@ import { alertHtml } from "./html";
 
 const SMTP_SCHEMES = ["smtp:", "smtps:"] as const;
 
-/**
- * An email recipient: a plain address and nothing else (it becomes SMTP's RCPT TO and
- * a To: header, so a control character, a line break or a bidi control must never
- * reach it). zod's address syntax is strict ASCII.
- */
-export const recipient = z.string().trim().max(254).email();
+/** An email recipient: a plain address and nothing else (platform/mail-header.ts). */
+export const recipient = mailAddress;
 
 /** A plain email address, nothing around it (what the request schema accepts). */
 export const isRecipient = (r: string) => recipient.safeParse(r).success && r === r.trim();
