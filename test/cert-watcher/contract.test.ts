@@ -30,7 +30,7 @@ const COMMON_VARIABLES = ["event_type", "collection", "collection.state", "colle
 describe("scan result contract", () => {
   it("every captured scanner-node result validates and passes through unchanged (the agent's type is the contract's output)", () => {
     for (const name of Object.keys(FIXTURES) as FixtureName[]) {
-      const { frameworks: _f, weak_suites: _w, ...raw } = structuredClone(FIXTURES[name]) as Record<string, unknown>;
+      const { frameworks: _f, weak_suites: _w, legacy_suites: _l, ...raw } = structuredClone(FIXTURES[name]) as Record<string, unknown>;
       const parsed = ScanResult.safeParse(raw);
       expect(parsed.success, `${name}: ${parsed.error?.message}`).toBe(true);
       expect(parsed.data, name).toEqual(raw);
@@ -99,3 +99,11 @@ it("the OpenAPI document carries the contract: the result schema with its field 
   expect(Object.keys(schemas.LeasedScanJob.properties)).toEqual(Object.keys(LeasedJob.shape));
   expect(schemas.PostScanResult.properties.result.$ref).toBe("#/components/schemas/ScanResultInput");
 });
+
+it("control characters of observed strings are made visible (\\xHH), never passed on as line breaks", () => {
+  const r = ScanResult.parse({ has_error: true, error: "refused\r\nX-Injected: 1", certificate: { subject: "CN=evil\r\nBcc: victim@example.org\u0000", dns_names: ["a\nb"] } });
+  expect(r.certificate!.subject).toBe("CN=evil\\x0D\\x0ABcc: victim@example.org\\x00");
+  expect(r.certificate!.dns_names).toEqual(["a\\x0Ab"]);
+  expect(r.error).toBe("refused\\x0D\\x0AX-Injected: 1");
+});
+

@@ -5,7 +5,10 @@
  * kind of id is one entry here; a route whose ids cannot be made through the API is
  * listed in NOT_CREATABLE with the reason.
  */
-import { addMember, call, createToken, unique, type Org } from "../helpers";
+import { env } from "cloudflare:workers";
+import { emitEvent } from "../../src/modules/alerting/emit";
+import { addMember, call, createToken, login, unique, type Org } from "../helpers";
+import { certScanEvent, ctLogEvent, dnsChangeEvent, rdapChangeEvent } from "../alerting/events";
 
 type Maker = (org: Org, path: string, ids: Record<string, string>) => Promise<string>;
 
@@ -44,6 +47,28 @@ export const PARAM_OBJECTS: Record<string, Maker> = {
     return String(r.body.records[0].id);
   },
   agent_id: async (org) => String((await created(org, "/api/cert-watcher/agents", { name: "sec" })).id),
+  /** An alert: a rule matching everything, and a real event of the module through the alert pipeline. */
+  alert_id: async (org, path) => {
+    const m = moduleOf(path) as "ct-log" | "dns-watcher" | "rdap" | "cert-watcher";
+    await created(org, `/api/${m}/alert-rules`, { name: `sec-${unique()}`, expression: "true" });
+    const e = env as any;
+    const r =
+      m === "ct-log"
+        ? await emitEvent(e, m, org.organizationId, { ...ctLogEvent(), matched_at: new Date().toISOString() })
+        : m === "dns-watcher"
+          ? await emitEvent(e, m, org.organizationId, { ...dnsChangeEvent(), resolved_at: new Date().toISOString() })
+          : m === "rdap"
+            ? await emitEvent(e, m, org.organizationId, rdapChangeEvent({ ldhName: `sec-${unique()}.com` }, { ldhName: "x.com" }, `sec-${unique()}.com`, "com"))
+            : await emitEvent(e, m, org.organizationId, { ...certScanEvent(), validity_days: Math.floor(Math.random() * 1e6) });
+    return String(r.fired[0].history_id);
+  },
+  session_id: async (org) => {
+    // A second session of the owner (not the one the suite calls with).
+    const second = await login(org.email);
+    if (second.status !== 200) throw new Error(`setup login: ${second.status} ${JSON.stringify(second.body)}`);
+    const r = await call("GET", "/api/auth/sessions", { token: second.body.token });
+    return String(r.body.sessions.find((s: { current: boolean }) => s.current).id);
+  },
   domain: async (org) => {
     const name = `sec-${unique()}.example.com`;
     await created(org, "/api/rdap/domains", { domain_name: name });
@@ -58,6 +83,8 @@ export const NOT_CREATABLE: Record<string, string> = {
   proposal_id: "monitoring proposals are derived from CT matches by ingestion, not created through the API",
   lookalike_id:
     "lookalikes are found by CT ingestion and the registered-permutation discovery, not created through the API; test/ct-log/lookalikes-lifecycle.test.ts checks another organization's lookalike is 404 on every lookalike route",
+  passkey_id:
+    "a passkey needs an authenticator's signed answer; web/e2e/passkeys.e2e.ts registers real ones through Chromium's virtual authenticator and checks another user's passkey is 404",
 };
 
 /** Routes that behave differently from the generic rules by specification, with the reason. */
@@ -77,4 +104,7 @@ export const PUBLIC_ROUTES: Record<string, string> = {
   "POST /api/auth/signup": "creates an account",
   "POST /api/auth/login": "creates a session",
   "POST /api/auth/invitations/accept": "authenticated by the invitation token in the body",
+  "POST /api/auth/login/mfa": "authenticated by the second step's token and proof in the body",
+  "GET /api/auth/sso/start": "starts a sign-in at the email's identity provider",
+  "GET /api/auth/sso/callback": "authenticated by the provider's answer and this browser's sign-in cookie",
 };

@@ -12,25 +12,33 @@
  * part of the contract: the Worker re-evaluates both from the observed data.
  */
 import { z } from "zod";
-import { CIPHER_PREFERENCES, CONNECTION_METHODS, STARTTLS_PROTOCOLS, TRUST_ANCHORS } from "./vocabulary";
+import { CIPHER_PREFERENCES, CONNECTION_METHODS, SCAN_ERROR_CLASSES, STARTTLS_PROTOCOLS, TRUST_ANCHORS, type ScanErrorClass } from "./vocabulary";
 
 // ---------------------------------------------------------------------------
 // Field kinds: each states its acceptance rule once.
 
-/** A string cut to `max` characters; absent or null: "". */
+/**
+ * Control characters (C0, DEL, C1) of an observed string written visibly as `\xHH`: a
+ * certificate's subject is the endpoint owner's to choose, and a CR/LF in it must not
+ * reach a mail header, a log line or a table as a line break; what was served stays
+ * readable as evidence.
+ */
+export const visibleControls = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
+
+/** A string cut to `max` characters, control characters made visible; absent or null: "". */
 const text = (max: number, description: string) =>
   z
     .string()
     .nullish()
-    .transform((s) => (s ?? "").slice(0, max))
+    .transform((s) => visibleControls(s ?? "").slice(0, max))
     .describe(description);
 
-/** A string cut to `max` characters, or null (absent: null). */
+/** A string cut to `max` characters, control characters made visible, or null (absent: null). */
 const nullableText = (max: number, description: string) =>
   z
     .string()
     .nullish()
-    .transform((s) => (s == null ? null : s.slice(0, max)))
+    .transform((s) => (s == null ? null : visibleControls(s).slice(0, max)))
     .describe(description);
 
 /** A list cut to `max` items; absent or null: []. */
@@ -41,8 +49,8 @@ const list = <T extends z.ZodType>(item: T, max: number, description: string) =>
     .transform((a) => (a ?? []).slice(0, max) as z.output<T>[])
     .describe(description);
 
-/** A string list item cut to `max` characters. */
-const item = (max: number) => z.string().transform((s) => s.slice(0, max));
+/** A string list item cut to `max` characters, control characters made visible. */
+const item = (max: number) => z.string().transform((s) => visibleControls(s).slice(0, max));
 
 /** An integer, or null (absent: null). */
 const int = (description: string) =>
@@ -144,6 +152,14 @@ export const ScanResult = z.object({
   validation_path: list(PathEntry, 16, "Validation path, leaf to trust anchor"),
   has_error: z.boolean().describe("True if the scan failed entirely"),
   error: text(2000, "Error message, empty on success"),
+  error_class: z
+    .string()
+    .nullish()
+    .transform((v) => ((SCAN_ERROR_CLASSES as readonly string[]).includes(v ?? "") ? (v as ScanErrorClass) : null))
+    .describe(
+      `Why the scan failed (${SCAN_ERROR_CLASSES.join(", ")}); null on success. Agents before this field omit it (the service then reads the error text); ` +
+        "a value this version does not know is taken as null, so a newer agent is never refused for it",
+    ),
   // Details beyond the event fields
   cipher_preference: oneOf(CIPHER_PREFERENCES, "Whose suite order the server follows (highest version that tells)"),
   protocols_detail: list(ProtocolDetail, 8, "Per SSL/TLS version: accepted or not, its suites, notes"),
