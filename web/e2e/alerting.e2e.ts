@@ -2,7 +2,7 @@
  * The alerting console with the service and a real browser: a PagerDuty channel created
  * from the form the console builds from the provider's settings schema, its test-send
  * reaching the local PagerDuty receiver (open, then resolve), and the routing key shown
- * only masked.
+ * only masked. The weekly report's recipients and the heartbeat URL set from the console.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
@@ -49,6 +49,40 @@ describe("notification channels", () => {
     const list = await admin.api("GET", "/api/notification-channels");
     expect(list.body.channels[0]).toMatchObject({ kind: "pagerduty", settings: { routing_key: `…${key.slice(-4)}`, region: "us" } });
     await screenshots(page, "alerting-channels-pagerduty");
+    await admin.context.close();
+  });
+});
+
+describe("report recipients and the heartbeat", () => {
+  it("an administrator adds report recipients (a bad address is marked, nothing saved) and sets the heartbeat URL, shown masked", async () => {
+    const admin = await newOrganization(browser, "Recipients");
+    const page = admin.page;
+    await page.goto("/reports");
+    await settled(page);
+    const form = page.getByRole("form", { name: "Report recipients" });
+    await form.getByLabel("Addresses").fill("soc@example.com\nSOC <auditor@example.com>");
+    await form.getByRole("button", { name: "Save recipients" }).click();
+    await expect.poll(() => form.locator("[data-field-error]").first().textContent()).toMatch(/email/i);
+    expect((await admin.api("GET", "/api/reports/recipients")).body).toEqual({ emails: [] });
+    await form.getByLabel("Addresses").fill("SOC@example.com\nauditor@example.com");
+    await form.getByRole("button", { name: "Save recipients" }).click();
+    await expect.poll(async () => (await admin.api("GET", "/api/reports/recipients")).body.emails).toEqual(["soc@example.com", "auditor@example.com"]);
+    await expect.poll(() => form.getByLabel("Addresses").inputValue()).toBe("soc@example.com\nauditor@example.com");
+    await screenshots(page, "reports-recipients");
+
+    const check = `check-${unique()}`;
+    await page.goto("/admin?tab=heartbeat");
+    await settled(page);
+    const hb = page.getByRole("form", { name: "Heartbeat URL" });
+    await hb.getByLabel("Ping URL").fill("http://10.0.0.5/ping");
+    await hb.getByRole("button", { name: "Set URL" }).click();
+    await expect.poll(() => hb.locator("[data-field-error]").first().textContent()).toMatch(/destination refused/);
+    await hb.getByLabel("Ping URL").fill(`${HUB}/webhook/${check}`);
+    await hb.getByRole("button", { name: "Set URL" }).click();
+    const origin = new URL(HUB);
+    await expect.poll(() => page.locator("main").textContent()).toContain(`${origin.protocol}//${origin.host}/***`);
+    expect(await page.content()).not.toContain(check);
+    await screenshots(page, "admin-heartbeat");
     await admin.context.close();
   });
 });

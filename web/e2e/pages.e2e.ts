@@ -158,6 +158,7 @@ const PAGES: PageCase[] = [
   { name: "admin-audit", path: () => "/admin?tab=audit", then: async (p) => void (await expect.poll(() => text(p)).toContain("ct_filter")) },
   { name: "admin-subscription", path: () => "/admin?tab=subscription", then: async (p) => void (await expect.poll(() => text(p)).toMatch(/free/i)) },
   { name: "admin-outbox", path: () => "/admin?tab=outbox", then: async (p) => void (await expect.poll(() => text(p)).toContain("You are invited")) },
+  { name: "admin-heartbeat", path: () => "/admin?tab=heartbeat", then: async (p) => void (await expect.poll(() => text(p)).toContain("dead-man's switch")) },
   { name: "reports", path: () => "/reports", then: async (p) => void (await expect.poll(() => p.getByRole("link", { name: /^Download PDF/ }).count()).toBe(CATCH_UP_REPORTS)) },
   { name: "viewer-ct", path: () => "/ct", as: () => viewer, then: async (p) => void (await expect.poll(() => text(p)).toContain("chixbbq.org")) },
   { name: "not-found", path: () => "/no/such/page", then: async (p) => void (await expect.poll(() => text(p)).toContain("Page not found")) },
