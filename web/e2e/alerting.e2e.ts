@@ -62,7 +62,7 @@ describe("report recipients and the heartbeat", () => {
     const form = page.getByRole("form", { name: "Report recipients" });
     await form.getByLabel("Addresses").fill("soc@example.com\nSOC <auditor@example.com>");
     await form.getByRole("button", { name: "Save recipients" }).click();
-    await expect.poll(() => form.locator("[data-field-error]").first().textContent()).toMatch(/email/i);
+    await expect.poll(() => form.textContent()).toMatch(/Invalid email/i);
     expect((await admin.api("GET", "/api/reports/recipients")).body).toEqual({ emails: [] });
     await form.getByLabel("Addresses").fill("SOC@example.com\nauditor@example.com");
     await form.getByRole("button", { name: "Save recipients" }).click();
@@ -76,7 +76,7 @@ describe("report recipients and the heartbeat", () => {
     const hb = page.getByRole("form", { name: "Heartbeat URL" });
     await hb.getByLabel("Ping URL").fill("http://10.0.0.5/ping");
     await hb.getByRole("button", { name: "Set URL" }).click();
-    await expect.poll(() => hb.locator("[data-field-error]").first().textContent()).toMatch(/destination refused/);
+    await expect.poll(() => hb.textContent()).toMatch(/destination refused/);
     await hb.getByLabel("Ping URL").fill(`${HUB}/webhook/${check}`);
     await hb.getByRole("button", { name: "Set URL" }).click();
     const origin = new URL(HUB);
