@@ -8,6 +8,7 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lte, min, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { rdapMonitors, rdapSnapshots } from "../../db/schema/rdap";
+import type { CollectionErrorClass, CollectionRecord } from "../../platform/collection";
 
 export interface DueMonitor {
   id: number;
@@ -19,6 +20,29 @@ export interface DueMonitor {
   /** Canonical hash of that snapshot. */
   lastHash: string | null;
   failureCount: number;
+  /** Its collection state before this poll. */
+  collection: CollectionRecord;
+}
+
+/** A monitor row's collection record: its checks are the attempts, those that took a snapshot the successes. */
+export function monitorCollection(m: {
+  lastCheckedAt: string | null;
+  lastSuccessAt: string | null;
+  collectionFailingSince: string | null;
+  collectionFailures: number;
+  collectionNextAttemptAt: string | null;
+  collectionErrorClass: string | null;
+  collectionError: string | null;
+}): CollectionRecord {
+  return {
+    lastAttemptAt: m.lastCheckedAt,
+    lastSuccessAt: m.lastSuccessAt,
+    failingSince: m.collectionFailingSince,
+    consecutiveFailures: m.collectionFailures,
+    nextAttemptAt: m.collectionNextAttemptAt,
+    errorClass: m.collectionErrorClass as CollectionErrorClass | null,
+    errorMessage: m.collectionError,
+  };
 }
 
 const neverChecked = sql`coalesce(${rdapMonitors.lastCheckedAt}, '')`;
@@ -50,6 +74,13 @@ export async function selectDue(db: Db, now: Date, intervalSeconds: number, maxD
       lastSnapshotId: rdapMonitors.lastSnapshotId,
       lastHash: rdapSnapshots.hash,
       failureCount: rdapMonitors.failureCount,
+      lastCheckedAt: rdapMonitors.lastCheckedAt,
+      lastSuccessAt: rdapMonitors.lastSuccessAt,
+      collectionFailingSince: rdapMonitors.collectionFailingSince,
+      collectionFailures: rdapMonitors.collectionFailures,
+      collectionNextAttemptAt: rdapMonitors.collectionNextAttemptAt,
+      collectionErrorClass: rdapMonitors.collectionErrorClass,
+      collectionError: rdapMonitors.collectionError,
     })
     .from(rdapMonitors)
     .leftJoin(rdapSnapshots, eq(rdapSnapshots.id, rdapMonitors.lastSnapshotId))
@@ -59,7 +90,7 @@ export async function selectDue(db: Db, now: Date, intervalSeconds: number, maxD
   const byDomain = new Map<string, DueMonitor[]>();
   for (const r of rows) {
     const list = byDomain.get(r.domainName) ?? [];
-    list.push(r);
+    list.push({ id: r.id, organizationId: r.organizationId, domainName: r.domainName, tld: r.tld, lastSnapshotId: r.lastSnapshotId, lastHash: r.lastHash, failureCount: r.failureCount, collection: monitorCollection(r) });
     byDomain.set(r.domainName, list);
   }
   return byDomain;

@@ -11,8 +11,10 @@ import { badRequest, notFound } from "../../platform/errors";
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
+import { collectionView } from "../../platform/collection";
 import { normalizeDomain } from "../lists/domain";
 import { diffSnapshots } from "./diff";
+import { monitorCollection } from "./due";
 import type { CHANGE_SORT, MONITOR_SORT } from "./schema";
 
 registerUsageCounter("rdap_monitors", (db, organizationId) => tenantDb(db, organizationId).count(rdapMonitors));
@@ -35,6 +37,8 @@ function monitorView(m: typeof rdapMonitors.$inferSelect) {
     notes: m.notes,
     last_checked_at: m.lastCheckedAt,
     last_check_status: m.lastCheckStatus,
+    last_success_at: m.lastSuccessAt,
+    collection: collectionView(monitorCollection(m), m.enabled),
     created_at: m.createdAt,
   };
 }
