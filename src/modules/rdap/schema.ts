@@ -32,6 +32,7 @@ export const MonitorListQuery = limitOffsetQuery({ defaultLimit: 100, maxLimit: 
   sort_by: z.enum(MONITOR_SORT).default("domain_name"),
   sort_order: sortOrder("asc"),
   enabled: z.enum(["true", "false"]).optional().openapi({ description: "Only enabled (true) or disabled (false) monitors" }),
+  domain_name: z.string().max(300).optional().openapi({ description: "Only the monitor of this domain (any spelling: compared as a lowercase A-label)" }),
 });
 
 export const MonitorList = z

@@ -61,6 +61,7 @@ export interface MonitorListInput {
   sort_by: (typeof MONITOR_SORT)[number];
   sort_order: "asc" | "desc";
   enabled?: "true" | "false";
+  domain_name?: string;
 }
 
 const MONITOR_COLUMNS = {
@@ -72,7 +73,8 @@ const MONITOR_COLUMNS = {
 } as const;
 
 export async function listMonitors(t: Tenant, q: MonitorListInput) {
-  const enabled = q.enabled !== undefined ? eq(rdapMonitors.enabled, q.enabled === "true") : undefined;
+  const byName = q.domain_name !== undefined ? eq(rdapMonitors.domainName, monitoredName(q.domain_name)) : undefined;
+  const enabled = and(q.enabled !== undefined ? eq(rdapMonitors.enabled, q.enabled === "true") : undefined, byName);
   const dir = direction(q.sort_order);
   const { rows, total } = await readPage(
     // The id breaks ties so pages never overlap or skip.
