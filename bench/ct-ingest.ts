@@ -13,6 +13,11 @@
  * hash + collapsed-tree append that verified ingestion does per entry. One core.
  *
  *   npx tsx bench/ct-ingest.ts        (target: >= 100,000 entries/s through the hot path)
+ *   BENCH_CT_SCENARIOS=typical+typosquat npx tsx bench/ct-ingest.ts    (only the scenarios named, comma-separated)
+ *
+ * Each rate is given by the wall clock and by the process's CPU time (user + system): on
+ * a shared machine other processes take the core away and the wall-clock rate drops with
+ * them, while the CPU-time rate still says what the code costs.
  *
  * Also reported: the heap of a FilterIndex per 10,000 filters.
  *
@@ -184,13 +189,17 @@ async function scenario(name: string, domains: string[], typosquatFilters: numbe
 
   const PASSES = 200; // 204,800 entries
   let t = performance.now();
+  let cpu = process.cpuUsage();
   const bareEntries = bare(PASSES);
   const bareSec = (performance.now() - t) / 1000;
+  const bareCpuSec = cpuSeconds(cpu);
 
   const stats: ObserveStats = { entries: 0, unparseable: 0, matched: 0 };
   t = performance.now();
+  cpu = process.cpuUsage();
   const { events } = await hotPath(matcher, PASSES, stats, false);
   const hotSec = (performance.now() - t) / 1000;
+  const hotCpuSec = cpuSeconds(cpu);
 
   const vstats: ObserveStats = { entries: 0, unparseable: 0, matched: 0 };
   t = performance.now();
@@ -200,13 +209,20 @@ async function scenario(name: string, domains: string[], typosquatFilters: numbe
   const rate = (n: number, s: number) => Math.round(n / s).toLocaleString("en-US");
   console.log(`scenario "${name}": ${FILTERS.toLocaleString("en-US")} filters of ${ORGS.toLocaleString("en-US")} organizations (index built in ${buildMs.toFixed(0)} ms), ${domains.length * 2} of them on real navigli domains`);
   console.log(`  matched entries per pass: ${stats.matched / PASSES} of ${ENTRIES_PER_PASS} (${((stats.matched / stats.entries) * 100).toFixed(1)}%), events per pass: ${events / PASSES}, unparseable: ${stats.unparseable}`);
-  console.log(`  bare tile parse only           ${rate(bareEntries, bareSec).padStart(12)} entries/s`);
-  console.log(`  parse+match+CAA-cache+events   ${rate(stats.entries, hotSec).padStart(12)} entries/s   (target >= 100,000: ${stats.entries / hotSec >= 100_000 ? "met" : "MISSED"})`);
+  console.log(`  bare tile parse only           ${rate(bareEntries, bareSec).padStart(12)} entries/s   (CPU time: ${rate(bareEntries, bareCpuSec)} entries/s)`);
+  console.log(`  parse+match+CAA-cache+events   ${rate(stats.entries, hotSec).padStart(12)} entries/s   (CPU time: ${rate(stats.entries, hotCpuSec)} entries/s; target >= 100,000: ${stats.entries / hotSec >= 100_000 ? "met" : "MISSED"})`);
   console.log(`  ... plus Merkle leaf hash+tree ${rate(vstats.entries, verSec).padStart(12)} entries/s   (SHA-256 leaf hash + collapsed-tree append per entry)`);
   console.log(`  ratio bare / hot path          ${(bareEntries / bareSec / (stats.entries / hotSec)).toFixed(2)}x`);
   if (typosquat) console.log(`  TyposquatIndex                 ${typosquat.size} protected filters (of ${typosquatFilters} typosquat-enabled), built in ${typoBuildMs.toFixed(0)} ms`);
   console.log(`  FilterIndex heap               ${(indexBytes / 1024 / 1024).toFixed(2)} MiB per ${FILTERS.toLocaleString("en-US")} filters`);
 }
 
+/** CPU seconds (user + system) of this process since `from`. */
+function cpuSeconds(from: NodeJS.CpuUsage): number {
+  const u = process.cpuUsage(from);
+  return (u.user + u.system) / 1e6;
+}
+
+const only = process.env.BENCH_CT_SCENARIOS?.split(",").map((x) => x.trim());
 console.log(`CT ingest benchmark (Node ${process.version}, one core); data: navigli2025h2 tiles 000..003 = ${ENTRIES_PER_PASS} real precert entries per pass, replayed`);
-for (const s of SCENARIOS) await scenario(s.name, s.domains, s.typosquat);
+for (const s of SCENARIOS) if (!only || only.includes(s.name)) await scenario(s.name, s.domains, s.typosquat);

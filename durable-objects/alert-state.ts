@@ -11,9 +11,9 @@ import { backgroundD1 } from "../src/db/background";
 import { createDb } from "../src/db/client";
 import { loadConfig, type Bindings } from "../src/env";
 import type { ModuleName } from "../src/modules/alerting/cel/variables";
-import type { AlertStateRpc, BatchProcessResult, ProcessResult } from "../src/modules/alerting/alert-state-contract";
+import type { AlertStateRpc, BatchProcessResult, ProcessResult, SuppressionPreview } from "../src/modules/alerting/alert-state-contract";
 import { deliverDue } from "../src/modules/alerting/delivery";
-import { AlertProcessor, DEDUP_TTL_MS, summarize, type AlertMemory } from "../src/modules/alerting/processor";
+import { AlertProcessor, DEDUP_TTL_MS, MAX_THROTTLE_MS, summarize, type AlertMemory, type Remembered } from "../src/modules/alerting/processor";
 
 /** Storage reads and writes take at most 128 keys at a time. */
 const KEYS_PER_CALL = 128;
@@ -24,9 +24,10 @@ export class AlertState extends DurableObject<Bindings> implements AlertStateRpc
 
   private readonly memory: AlertMemory = {
     getMany: async (keys) => {
-      const out = new Map<string, number>();
+      const out = new Map<string, Remembered>();
       for (let i = 0; i < keys.length; i += KEYS_PER_CALL) {
-        for (const [k, v] of await this.ctx.storage.get<number>(keys.slice(i, i + KEYS_PER_CALL))) out.set(k, v);
+        // Entries written before alert ids were remembered are a bare time.
+        for (const [k, v] of await this.ctx.storage.get<Remembered | number>(keys.slice(i, i + KEYS_PER_CALL))) out.set(k, typeof v === "number" ? { at: v, alertId: null } : v);
       }
       return out;
     },
@@ -39,6 +40,10 @@ export class AlertState extends DurableObject<Bindings> implements AlertStateRpc
   /** Called by the API after a list or rule change: the next event sees it. */
   async invalidate(what: "lists" | "rules"): Promise<void> {
     this.processor.invalidate(what);
+  }
+
+  async preview(module: ModuleName, rule: { id: number; throttleSeconds: number }, event: Record<string, unknown>, nowMs = Date.now()): Promise<SuppressionPreview> {
+    return this.processor.preview(this.memory, module, rule, event, nowMs);
   }
 
   async process(organizationId: number, module: ModuleName, event: Record<string, unknown>, nowMs = Date.now()): Promise<ProcessResult> {
@@ -79,12 +84,16 @@ export class AlertState extends DurableObject<Bindings> implements AlertStateRpc
   override async alarm() {
     const organizationId = await this.ctx.storage.get<number>("organizationId");
     if (organizationId !== undefined) await this.deliverNow(organizationId);
-    await this.pruneDedup(Date.now());
+    await this.pruneMemory(Date.now());
   }
 
-  private async pruneDedup(nowMs: number) {
-    const seen = await this.ctx.storage.list<number>({ prefix: "evt:" });
-    const stale = [...seen].filter(([, at]) => nowMs - at >= DEDUP_TTL_MS).map(([k]) => k);
-    for (let i = 0; i < stale.length; i += KEYS_PER_CALL) await this.ctx.storage.delete(stale.slice(i, i + KEYS_PER_CALL));
+  /** Forgets what no longer suppresses anything: de-duplication after 24 h, throttling after the longest throttle. */
+  private async pruneMemory(nowMs: number) {
+    // "evt:" is the event-level de-duplication memory of earlier versions.
+    for (const [prefix, ttl] of [["dup:", DEDUP_TTL_MS], ["evt:", DEDUP_TTL_MS], ["thr:", MAX_THROTTLE_MS]] as const) {
+      const entries = await this.ctx.storage.list<Remembered | number>({ prefix });
+      const stale = [...entries].filter(([, v]) => nowMs - (typeof v === "number" ? v : v.at) >= ttl).map(([k]) => k);
+      for (let i = 0; i < stale.length; i += KEYS_PER_CALL) await this.ctx.storage.delete(stale.slice(i, i + KEYS_PER_CALL));
+    }
   }
 }

@@ -4,7 +4,7 @@
 // 3DES, NULL, EXPORT, anon) are found too, since only the server's choice matters.
 import { anatomyOf, IANA_CIPHER_SUITES, IANA_NAMED_GROUPS } from "../../src/modules/cert-watcher/frameworks";
 import type { ConnectionBudget } from "./budget";
-import { probe, type Endpoint, type ProbeOutcome } from "./tls/probe";
+import { probe, type Endpoint, type FaultKind, type ProbeOutcome } from "./tls/probe";
 import { protocolName, VERSION, type ProtocolName, type ServerKeyExchange } from "./tls/wire";
 
 export interface ProtocolFindings {
@@ -30,6 +30,8 @@ export interface Enumeration {
   dhBits: number | null;
   /** Set when the target could not be scanned at all (nothing accepted and a fault seen). */
   fatal: string | null;
+  /** What kind of fault `fatal` was. */
+  fatalFault: FaultKind | null;
   probes: number;
 }
 
@@ -95,13 +97,17 @@ export async function enumerate(ep: Endpoint, budget: ConnectionBudget, opts: En
   // yet, the remaining probes answer the same without opening connections.
   let anyAccepted = false;
   let fatal: string | null = null;
+  let fatalFault: FaultKind | null = null;
   const run = async (spec: Parameters<typeof probe>[1], readUntil: "hello" | "certificate" = "hello"): Promise<ProbeOutcome> => {
-    if (fatal && !anyAccepted) return { kind: "unknown", fault: "connect", reason: fatal };
+    if (fatal && !anyAccepted) return { kind: "unknown", fault: fatalFault ?? "connect", reason: fatal };
     // Checked again once the budget lets us start: queued probes must not outlive the verdict.
     const o = await budget.run(async (): Promise<ProbeOutcome> =>
-      fatal && !anyAccepted ? { kind: "unknown", fault: "connect", reason: fatal } : probe(ep, spec, { readUntil }));
+      fatal && !anyAccepted ? { kind: "unknown", fault: fatalFault ?? "connect", reason: fatal } : probe(ep, spec, { readUntil }));
     if (o.kind === "accepted") anyAccepted = true;
-    else if (o.kind === "unknown" && !anyAccepted) fatal ??= o.reason;
+    else if (o.kind === "unknown" && !anyAccepted && fatal === null) {
+      fatal = o.reason;
+      fatalFault = o.fault;
+    }
     return o;
   };
   const versionIs = (v: ProtocolName): Pick => (o) => (o.serverHello.version === VERSION[v] && !(v !== "TLSv1.3" && o.serverHello.isHelloRetryRequest) ? o.serverHello.cipherSuite : undefined);
@@ -161,6 +167,7 @@ export async function enumerate(ep: Endpoint, budget: ConnectionBudget, opts: En
     chain, chainProtocol,
     dhBits: dhPrimes.length ? Math.min(...dhPrimes) : null,
     fatal: accepted ? null : fatal,
+    fatalFault: accepted ? null : fatalFault,
     probes: budget.opened - startProbes,
   };
 }

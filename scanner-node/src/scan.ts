@@ -2,13 +2,14 @@
 // details and the five framework verdicts. Never throws: every fault becomes has_error/error.
 import { isIP } from "node:net";
 import {
-  cipherSuiteName, evaluateFrameworks, namedGroupName, weakSuiteFindings,
+  cipherSuiteName, judgeTlsConfiguration, namedGroupName,
   type FrameworkVerdict, type WeakSuiteFinding,
 } from "../../src/modules/cert-watcher/frameworks";
 import { ConnectionBudget, type BudgetOptions } from "./budget";
-import type { ScanResult } from "@trust-plane/scan-contract";
+import type { ScanErrorClass, ScanResult } from "@trust-plane/scan-contract";
 import { analyseChain, systemAnchors } from "./certificate";
 import { enumerate, type EnumerateOptions } from "./enumerate";
+import type { FaultKind } from "./tls/probe";
 import type { StartTlsProtocol } from "./tls/starttls";
 
 export interface ScanTarget {
@@ -32,13 +33,17 @@ export interface ScanOptions extends EnumerateOptions {
 
 /**
  * A scan as scanner-node reports it: the contract's scan result (what the API accepts;
- * packages/scan-contract) plus the agent's own view of the frameworks, which the CLI
- * prints and the API ignores (it re-evaluates them).
+ * packages/scan-contract) plus the agent's own judgement (frameworks, weak and legacy
+ * suites), which the CLI prints and the API ignores (it judges again).
  */
 export type ScanReport = ScanResult & {
   weak_suites: WeakSuiteFinding[];
+  legacy_suites: WeakSuiteFinding[];
   frameworks: FrameworkVerdict[];
 };
+
+/** The contract's class of a scan that failed on a probe fault (a failed STARTTLS dialogue is not TLS: protocol). */
+const SCAN_ERROR_CLASS_OF_FAULT: Record<FaultKind, ScanErrorClass> = { timeout: "timeout", connect: "connect", starttls: "protocol", protocol: "protocol" };
 
 const hex = (c: number) => "0x" + c.toString(16).toUpperCase().padStart(4, "0");
 
@@ -47,8 +52,8 @@ function emptyResult(t: ScanTarget, ip: string, started: number, now: Date): Sca
     monitor_cn: t.monitorCn ?? t.sni ?? (isIP(t.host) ? "" : t.host), dns_name: sniOf(t), ip_address: ip, port: t.port,
     connection_method: t.starttls ? "starttls" : "direct_tls", starttls: t.starttls ?? null,
     protocol: [], ciphers: [], named_groups: [], certificate: null, validity_days: null, intermediates: [], validation_path: [],
-    has_error: false, error: "", cipher_preference: null, protocols_detail: [], named_groups_detail: { tls13: [], tls12: [] },
-    dh_bits: null, chain_length: 0, chain_protocol: null, self_signed: null, validation: null, weak_suites: [], frameworks: [],
+    has_error: false, error: "", error_class: null, cipher_preference: null, protocols_detail: [], named_groups_detail: { tls13: [], tls12: [] },
+    dh_bits: null, chain_length: 0, chain_protocol: null, self_signed: null, validation: null, weak_suites: [], legacy_suites: [], frameworks: [],
     scanned_at: now.toISOString(), probes: 0, duration_ms: Date.now() - started,
   };
 }
@@ -88,10 +93,10 @@ export async function scanTarget(t: ScanTarget, opts: ScanOptions = {}): Promise
     }));
     r.cipher_preference = [...accepted].reverse().find((p) => p.cipherPreference)?.cipherPreference ?? null;
     r.dh_bits = e.dhBits;
-    r.weak_suites = weakSuiteFindings(codes);
     if (e.fatal || !accepted.length) {
       r.has_error = true;
       r.error = e.fatal ?? "server accepted no SSL/TLS version";
+      r.error_class = e.fatalFault ? SCAN_ERROR_CLASS_OF_FAULT[e.fatalFault] : "tls";
     }
     if (e.chain) {
       try {
@@ -106,7 +111,8 @@ export async function scanTarget(t: ScanTarget, opts: ScanOptions = {}): Promise
     } else if (!r.has_error) {
       r.validation = { trusted: false, error: "no certificate obtained from the server", hostname_match: null, anchor: t.rootCaPem ? "root_ca" : "system" };
     }
-    r.frameworks = evaluateFrameworks({
+    // The same judgement the Worker makes of the posted result (the API ignores these two fields).
+    const judgement = judgeTlsConfiguration({
       protocols: r.protocol, cipherCodes: codes, groups: groupCodes, dhBits: e.dhBits,
       certificate: r.certificate && {
         keyAlgorithm: r.certificate.public_key_algorithm, keyBits: r.certificate.key_bits, curve: r.certificate.curve,
@@ -114,9 +120,14 @@ export async function scanTarget(t: ScanTarget, opts: ScanOptions = {}): Promise
         trusted: r.validation?.trusted ?? null, selfSigned: r.self_signed,
       },
     }, { mozillaVersion: opts.mozillaVersion, now });
+    r.frameworks = judgement.frameworks;
+    r.weak_suites = judgement.weakSuites;
+    r.legacy_suites = judgement.legacySuites;
   } catch (err) {
     r.has_error = true;
-    r.error = (err as NodeJS.ErrnoException).code === "ENOTFOUND" ? `cannot resolve ${t.host}` : `scan failed: ${(err as Error).message}`;
+    const unresolved = ["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME"].includes((err as NodeJS.ErrnoException).code ?? "");
+    r.error = unresolved ? `cannot resolve ${t.host}` : `scan failed: ${(err as Error).message}`;
+    r.error_class = unresolved ? "dns_resolution" : "internal";
   }
   r.duration_ms = Date.now() - started;
   return r;

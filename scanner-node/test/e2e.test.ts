@@ -91,7 +91,7 @@ async function call(method: string, path: string, token?: string, body?: unknown
 
 it("a monitor created through the API is scanned by a real agent process; indicators and history appear", async () => {
   const signup = await call("POST", "/api/auth/signup", undefined, { organization_name: "E2E", email: "e2e@example.com", password: "end to end passphrase" });
-  expect(signup.status).toBe(201);
+  expect(signup.status, JSON.stringify(signup.body) + apiLog.slice(-3000)).toBe(201);
   const session = signup.body.token as string;
 
   const monitor = await call("POST", "/api/cert-watcher/monitors", session, {
@@ -151,3 +151,51 @@ it("a monitor created through the API is scanned by a real agent process; indica
   expect(modern.status).toBe("fail");
   expect(modern.reasons.length).toBeGreaterThan(0);
 }, 120_000);
+
+it("the target's collection state: a stopped TLS server makes it failing (connect) after two scans, its return makes it ok", async () => {
+  const signup = await call("POST", "/api/auth/signup", undefined, { organization_name: "E2E collection", email: "e2e-coll@example.com", password: "end to end passphrase" });
+  const session = signup.body.token as string;
+  const server = await opensslServer({ cert: pki.files.rsa, key: pki.files.rsaKey, chain: pki.files.int, args: ["-tls1_2"] });
+  const port = server.port;
+  const monitor = await call("POST", "/api/cert-watcher/monitors", session, { cn: "localhost", port, ip_addresses: ["127.0.0.1"], root_ca: pki.caPem });
+  const token = (await call("POST", "/api/cert-watcher/agents", session, { name: "e2e collection agent" })).body.token as string;
+  const agent = spawn(process.execPath, [builtCli(), "agent", "--api", base, "--token", token, "--timeout", "1000"], {
+    cwd: resolve(__dirname, ".."), env: childEnv, stdio: ["ignore", "pipe", "pipe"],
+  });
+  let agentLog = "";
+  agent.stdout!.on("data", (d) => (agentLog += d));
+  agent.stderr!.on("data", (d) => (agentLog += d));
+  const target = async () => (await call("GET", `/api/cert-watcher/monitors/${monitor.body.id}`, session)).body.targets[0];
+  /** Fires the schedule (every target is due: SCAN_INTERVAL_SECONDS=0) and waits for the agent's answer. */
+  const scanned = async () => {
+    const before = (await target()).collection.last_attempt_at;
+    expect((await fetch(`${base}/__scheduled`)).ok).toBe(true);
+    for (let i = 0; i < 160; i++) {
+      const t = await target();
+      if (t.collection.last_attempt_at !== before) return t;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`no attempt recorded; agent said:\n${agentLog}`);
+  };
+  let stopped = false;
+  try {
+    expect((await scanned()).collection).toMatchObject({ state: "ok", consecutive_failures: 0, error: null });
+    await server.stop();
+    stopped = true;
+    const once = await scanned();
+    expect(once.collection).toMatchObject({ state: "ok", consecutive_failures: 1, error: { class: "connect", message: `TLS scan of 127.0.0.1:${port} (localhost): connect to 127.0.0.1:${port} failed: ECONNREFUSED` } });
+    const twice = await scanned();
+    expect(twice.collection).toMatchObject({ state: "failing", consecutive_failures: 2, failing_since: once.collection.last_attempt_at, error: { class: "connect" } });
+    const back = await opensslServer({ cert: pki.files.rsa, key: pki.files.rsaKey, chain: pki.files.int, args: ["-tls1_2"], port });
+    stopped = false;
+    try {
+      expect((await scanned()).collection).toMatchObject({ state: "ok", consecutive_failures: 0, failing_since: null, error: null });
+    } finally {
+      await back.stop();
+    }
+  } finally {
+    agent.kill("SIGTERM");
+    if (!stopped) await server.stop().catch(() => undefined);
+  }
+}, 120_000);
+

@@ -1,7 +1,7 @@
 // Framework verdicts on known configurations (pure module shared with the Worker).
 import { describe, expect, it } from "vitest";
 import {
-  cipherSuiteCode, evaluateFrameworks, MOZILLA_GUIDELINES, securityStandards, weakSuiteFindings, type ObservedConfiguration,
+  cipherSuiteCode, evaluateFrameworks, judgeTlsConfiguration, legacySuitesOf, MOZILLA_GUIDELINES, securityStandards, type ObservedConfiguration,
 } from "../../src/modules/cert-watcher/frameworks";
 
 const code = (n: string) => { const c = cipherSuiteCode(n); if (c === undefined) throw new Error(n); return c; };
@@ -48,16 +48,35 @@ describe("evaluateFrameworks", () => {
   });
 });
 
-describe("weakSuiteFindings and securityStandards", () => {
-  it("classifies RC4, DES, 3DES, NULL, EXPORT, anon by code point", () => {
-    const f = weakSuiteFindings([0x0003, 0x0009, 0x000a, 0x0002, 0x0018, 0xc02f, 0x0003]);
-    expect(f).toEqual([
-      { code: 0x0003, name: "TLS_RSA_EXPORT_WITH_RC4_40_MD5", weaknesses: ["RC4", "EXPORT"] },
-      { code: 0x0009, name: "TLS_RSA_WITH_DES_CBC_SHA", weaknesses: ["DES"] },
-      { code: 0x000a, name: "TLS_RSA_WITH_3DES_EDE_CBC_SHA", weaknesses: ["3DES"] },
-      { code: 0x0002, name: "TLS_RSA_WITH_NULL_SHA", weaknesses: ["NULL"] },
-      { code: 0x0018, name: "TLS_DH_anon_WITH_RC4_128_MD5", weaknesses: ["RC4", "anon"] },
+describe("the judgement of suites, and securityStandards", () => {
+  it("grades every offered suite outside Mozilla's intermediate profile, by code point: broken ones weak, the others legacy", () => {
+    const j = judgeTlsConfiguration({ protocols: ["TLSv1.2", "TLSv1.3"], groups: ["x25519"],
+      cipherCodes: [0x0003, 0x0009, 0x000a, 0x0002, 0x0018, 0xc02f, 0x0003, 0x002f, 0xc013, 0x009c, 0xc09c, 0x1304] });
+    expect(j.weakSuites).toEqual([
+      { code: 0x0003, name: "TLS_RSA_EXPORT_WITH_RC4_40_MD5", weaknesses: ["RC4", "EXPORT", "MD5", "no_forward_secrecy"] },
+      { code: 0x0009, name: "TLS_RSA_WITH_DES_CBC_SHA", weaknesses: ["DES", "no_forward_secrecy"] },
+      { code: 0x000a, name: "TLS_RSA_WITH_3DES_EDE_CBC_SHA", weaknesses: ["3DES", "no_forward_secrecy"] },
+      { code: 0x0002, name: "TLS_RSA_WITH_NULL_SHA", weaknesses: ["NULL", "no_forward_secrecy"] },
+      { code: 0x0018, name: "TLS_DH_anon_WITH_RC4_128_MD5", weaknesses: ["RC4", "anon", "MD5"] },
     ]);
+    expect(j.legacySuites).toEqual([
+      { code: 0x002f, name: "TLS_RSA_WITH_AES_128_CBC_SHA", weaknesses: ["CBC", "no_forward_secrecy"] },
+      { code: 0xc013, name: "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", weaknesses: ["CBC"] },
+      { code: 0x009c, name: "TLS_RSA_WITH_AES_128_GCM_SHA256", weaknesses: ["no_forward_secrecy"] },
+      { code: 0xc09c, name: "TLS_RSA_WITH_AES_128_CCM", weaknesses: ["no_forward_secrecy"] },
+      { code: 0x1304, name: "TLS_AES_128_CCM_SHA256", weaknesses: ["outside_profile"] },
+    ]);
+    // TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 (0xC02F) is in the profile: in neither list.
+    expect(j.cipherStatus).toBe("weak");
+    expect(legacySuitesOf(j.frameworks)).toEqual(j.legacySuites);
+  });
+  it("the judgement's statuses are read from the reference verdict", () => {
+    const strong = judgeTlsConfiguration({ protocols: ["TLSv1.2", "TLSv1.3"], cipherCodes: [0xc02f, 0x1301], groups: ["x25519"] });
+    expect(strong).toMatchObject({ protocolStatus: "modern", cipherStatus: "strong", weakSuites: [], legacySuites: [], reference: { id: "mozilla-intermediate", status: "pass" } });
+    const legacy = judgeTlsConfiguration({ protocols: ["TLSv1.1", "TLSv1.2"], cipherCodes: [0xc02f, 0x002f], groups: ["x25519"] });
+    expect(legacy).toMatchObject({ protocolStatus: "legacy", cipherStatus: "legacy", weakSuites: [], reference: { status: "fail" } });
+    expect(legacy.reference.reasons.map((r) => r.item)).toEqual(["TLSv1.1", "TLS_RSA_WITH_AES_128_CBC_SHA"]);
+    expect(judgeTlsConfiguration({ protocols: [], cipherCodes: [], groups: [] })).toMatchObject({ protocolStatus: "unknown", cipherStatus: "unknown", weakSuites: [], legacySuites: [] });
   });
   it("lists five frameworks with explicit code points", () => {
     const s = securityStandards({ mozillaVersion: "6.0" });

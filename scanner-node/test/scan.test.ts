@@ -24,10 +24,15 @@ describe("openssl s_server", () => {
       args: ["-tls1_2", "-cipher", "AES256-SHA:ECDHE-RSA-AES128-GCM-SHA256", "-serverpref", "-groups", "secp384r1:x25519"] }));
     const r = await scan(s, { rootCaPem: pki.caPem });
     expect(r.has_error).toBe(false);
+    expect(r.error_class).toBeNull();
     expect(r.protocol).toEqual(["TLSv1.2"]);
     expect(detail(r, "TLSv1.2").cipher_codes).toEqual(["0x0035", "0xC02F"]); // server order
     expect(detail(r, "TLSv1.2").cipher_preference).toBe("server");
     expect(r.ciphers.sort()).toEqual(["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA"]);
+    // One judgement: the suite outside Mozilla's intermediate profile is the weak one, and the reason that profile fails.
+    expect(r.weak_suites).toEqual([]);
+    expect(r.legacy_suites).toEqual([{ code: 0x0035, name: "TLS_RSA_WITH_AES_256_CBC_SHA", weaknesses: ["CBC", "no_forward_secrecy"] }]);
+    expect(verdict(r, "mozilla-intermediate").reasons.filter((x) => x.category === "cipher_suite").map((x) => x.item)).toEqual(["TLS_RSA_WITH_AES_256_CBC_SHA"]);
     expect([...r.named_groups].sort()).toEqual(["secp384r1", "x25519"]);
     expect(r.connection_method).toBe("direct_tls");
     expect(r.chain_length).toBe(2);
@@ -98,7 +103,9 @@ describe("gnutls-serv: suites Debian's OpenSSL no longer has", () => {
     expect(r.protocol).toEqual(["TLSv1.0", "TLSv1.2"]);
     expect(detail(r, "TLSv1.2").cipher_codes.sort()).toEqual(["0x0004", "0x0005", "0x000A", "0x002F"]);
     expect(r.weak_suites.map((w) => [w.name, w.weaknesses])).toEqual(expect.arrayContaining([
-      ["TLS_RSA_WITH_RC4_128_MD5", ["RC4"]], ["TLS_RSA_WITH_RC4_128_SHA", ["RC4"]], ["TLS_RSA_WITH_3DES_EDE_CBC_SHA", ["3DES"]]]));
+      ["TLS_RSA_WITH_RC4_128_MD5", ["RC4", "MD5", "no_forward_secrecy"]], ["TLS_RSA_WITH_RC4_128_SHA", ["RC4", "no_forward_secrecy"]],
+      ["TLS_RSA_WITH_3DES_EDE_CBC_SHA", ["3DES", "no_forward_secrecy"]]]));
+    expect(r.legacy_suites.map((w) => w.name)).toEqual(["TLS_RSA_WITH_AES_128_CBC_SHA"]);
     expect(detail(r, "TLSv1.2").cipher_preference).toBe("server");
   });
 });
@@ -113,6 +120,16 @@ describe("nginx", () => {
     expect(detail(r, "TLSv1.2").cipher_preference).toBe("server");
     expect([...r.named_groups].sort()).toEqual(["secp256r1", "x25519"]);
     expect(verdict(r, "mozilla-intermediate")).toMatchObject({ status: "pass", reasons: [] });
+    expect([r.weak_suites, r.legacy_suites]).toEqual([[], []]);
+  });
+  it("one legacy suite among the profile's suites: it alone is listed, and it alone fails the reference profile's cipher check", async () => {
+    const s = await keep(nginxServer({ cert: pki.files.rsa, key: pki.files.rsaKey, protocols: "TLSv1.2 TLSv1.3",
+      ciphers: "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-CHACHA20-POLY1305:AES128-SHA", curves: "X25519:prime256v1", preferServer: true }));
+    const r = await scan(s, { rootCaPem: pki.caPem });
+    expect(detail(r, "TLSv1.2").cipher_codes.sort()).toEqual(["0x002F", "0xC02F", "0xCCA8"]);
+    expect(r.weak_suites).toEqual([]);
+    expect(r.legacy_suites).toEqual([{ code: 0x002f, name: "TLS_RSA_WITH_AES_128_CBC_SHA", weaknesses: ["CBC", "no_forward_secrecy"] }]);
+    expect(verdict(r, "mozilla-intermediate")).toMatchObject({ status: "fail", reasons: [{ category: "cipher_suite", item: "TLS_RSA_WITH_AES_128_CBC_SHA" }] });
   });
 });
 
@@ -131,21 +148,24 @@ describe("STARTTLS", () => {
     const r = await scan(s, { starttls: "smtp" }, 1000);
     expect(r.has_error).toBe(true);
     expect(r.error).toMatch(/SMTP/);
+    // An HTTP server waits for a request: no SMTP greeting comes.
+    expect(r.error_class).toBe("timeout");
   });
 });
 
 describe("faults become has_error, never a crash", () => {
   it.each([
-    ["garbage", garbageServer, /not a TLS record/],
-    ["HTTP", httpServer, /not a TLS record: "HTTP\/1.1 400 Bad Request"/],
-    ["oversized record", oversizedServer, /oversized TLS record/],
-    ["reset", resetServer, /accepted no SSL\/TLS version|reset/],
-    ["truncated", truncatedServer, /accepted no SSL\/TLS version|closed/],
-  ])("%s", async (_n, make, msg) => {
+    ["garbage", garbageServer, /not a TLS record/, ["protocol"]],
+    ["HTTP", httpServer, /not a TLS record: "HTTP\/1.1 400 Bad Request"/, ["protocol"]],
+    ["oversized record", oversizedServer, /oversized TLS record/, ["protocol"]],
+    ["reset", resetServer, /accepted no SSL\/TLS version|reset/, ["tls", "connect"]],
+    ["truncated", truncatedServer, /accepted no SSL\/TLS version|closed/, ["tls", "connect"]],
+  ])("%s", async (_n, make, msg, classes) => {
     const s = await keep(make());
     const r = await scan(s, {}, 1500);
     expect(r.has_error).toBe(true);
     expect(r.error).toMatch(msg);
+    expect(classes).toContain(r.error_class);
     expect(r.protocol).toEqual([]);
   });
   it("hung handshake: timeout is unknown, reported once, bounded in time", async () => {
@@ -155,10 +175,15 @@ describe("faults become has_error, never a crash", () => {
     expect(Date.now() - t).toBeLessThan(3000);
     expect(r.has_error).toBe(true);
     expect(r.error).toMatch(/timed out/);
+    expect(r.error_class).toBe("timeout");
     expect(r.protocols_detail.every((p) => p.accepted !== false)).toBe(true); // unknown (null), not rejected
   });
   it("unreachable port", async () => {
     const r = await scanTarget({ host: "127.0.0.1", port: 1 }, { timeoutMs: 1000 });
-    expect(r).toMatchObject({ has_error: true, error: "connect to 127.0.0.1:1 failed: ECONNREFUSED" });
+    expect(r).toMatchObject({ has_error: true, error: "connect to 127.0.0.1:1 failed: ECONNREFUSED", error_class: "connect" });
+  });
+  it("a name that does not resolve", async () => {
+    const r = await scanTarget({ host: "no-such-host.invalid", port: 443 }, { timeoutMs: 1000 });
+    expect(r).toMatchObject({ has_error: true, error: "cannot resolve no-such-host.invalid", error_class: "dns_resolution" });
   });
 });

@@ -2,7 +2,7 @@
  * Bearer resolution: one middleware turns `Authorization: Bearer <secret>` into a
  * `Principal {organization, user, permissions}` with at most one D1 read and no
  * write on the hot path (`last_used_at` is refreshed at most once a minute per
- * token, after the response, via waitUntil).
+ * API token and once every five minutes per session, after the response, via waitUntil).
  */
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
@@ -15,6 +15,11 @@ import { hashSecret, parseSecret } from "./secrets";
 import { csrfFailure, sessionCookieOf } from "./session-cookie";
 
 export const LAST_USED_RESOLUTION_MS = 60_000;
+/**
+ * A session's "last used" (the sessions page) is as precise as this: a console makes
+ * several calls a second, and a write for each would cost more than the read it serves.
+ */
+export const SESSION_LAST_USED_RESOLUTION_MS = 5 * 60_000;
 
 export type Resolution = { principal: Principal; touch?: () => Promise<unknown> } | { error: ApiError };
 
@@ -35,6 +40,9 @@ export async function resolveBearer(db: Db, bearer: string, now: Date): Promise<
     if (!row) return { error: unauthorized() };
     if (row.session.expiresAt <= nowIso) return { error: unauthorized("Session has expired", "token_expired") };
     if (row.user.status !== "active") return { error: unauthorized() };
+    const sessionId = row.session.id;
+    const staleBefore = new Date(now.getTime() - SESSION_LAST_USED_RESOLUTION_MS).toISOString();
+    const needsTouch = !row.session.lastUsedAt || row.session.lastUsedAt < staleBefore;
     return {
       principal: {
         kind: "session",
@@ -43,10 +51,19 @@ export async function resolveBearer(db: Db, bearer: string, now: Date): Promise<
         userEmail: row.user.email,
         isSignupUser: row.user.isSignupUser,
         tokenId: null,
-        sessionId: row.session.id,
+        sessionId,
         permissions: permissionsOfUser(row.user.roles, row.user.isSignupUser),
         expiresAt: row.session.expiresAt,
+        mfaEnrollmentRequired: row.session.mfaEnrollmentRequired,
       },
+      touch: needsTouch
+        ? () =>
+            db
+              .update(sessions)
+              .set({ lastUsedAt: nowIso })
+              .where(and(eq(sessions.id, sessionId), or(isNull(sessions.lastUsedAt), lt(sessions.lastUsedAt, staleBefore))))
+              .run()
+        : undefined,
     };
   }
 
@@ -81,6 +98,8 @@ export async function resolveBearer(db: Db, bearer: string, now: Date): Promise<
       sessionId: null,
       permissions,
       expiresAt: row.token.expiresAt,
+      // Machine credentials are outside the second-factor policy (docs/identity.md).
+      mfaEnrollmentRequired: false,
     },
     touch: needsTouch
       ? () =>
@@ -129,7 +148,10 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     else {
       const r = await resolveBearer(c.get("db"), cookie, c.get("now"));
       if ("error" in r) c.set("authFailure", r.error);
-      else c.set("principal", r.principal);
+      else {
+        c.set("principal", r.principal);
+        if (r.touch) c.executionCtx.waitUntil(r.touch().catch(() => undefined));
+      }
     }
   } else if (header !== undefined) {
     const bearer = bearerOf(header);

@@ -20,6 +20,11 @@ export interface Principal {
   permissions: ReadonlySet<Permission>;
   /** When the presented credential (session or API token) expires, ISO 8601. */
   expiresAt: string;
+  /**
+   * A session of a member who must enroll a second factor before anything else (the
+   * organization requires one): only routes declared `duringMfaEnrollment` answer it.
+   */
+  mfaEnrollmentRequired: boolean;
 }
 
 /** A scanner agent authenticated by its `tpa_` token (docs/modules/cert-watcher.md). */
@@ -29,6 +34,8 @@ export interface AgentPrincipal {
 }
 
 export interface AuditNote {
+  /** Instead of the route's action (e.g. a sign-in that needs its second factor yet). */
+  action?: string;
   organizationId?: number;
   userId?: number | null;
   targetType?: string;

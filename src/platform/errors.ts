@@ -23,6 +23,10 @@ export const ERROR_STATUS = {
   quota_exceeded: 403,
   /** A cookie-authenticated change without the console header (session-cookie.ts). */
   csrf_failed: 403,
+  /** The organization requires a second factor and this session has none yet: enroll one first. */
+  mfa_enrollment_required: 403,
+  /** The account's organization signs its domain's members in through its identity provider. */
+  sso_required: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,

@@ -42,3 +42,13 @@ export const DUMMY_PASSWORD_HASH: PasswordHash = {
   salt: "00112233445566778899aabbccddeeff",
   iterations: PBKDF2_ITERATIONS,
 };
+
+/**
+ * An account created by single sign-on has no password: its hash fields are empty and
+ * its iteration count 0, and a password sign-in never succeeds for it.
+ */
+export const NO_PASSWORD: PasswordHash = { hash: "", salt: "", iterations: 0 };
+
+export function hasPassword(user: { passwordIterations: number }): boolean {
+  return user.passwordIterations > 0;
+}

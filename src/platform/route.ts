@@ -9,7 +9,7 @@ import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context";
 import { auditInsert } from "./audit";
-import { forbidden, unauthorized } from "./errors";
+import { ApiError, forbidden, unauthorized } from "./errors";
 import type { Permission } from "./permissions";
 
 export type Access =
@@ -17,6 +17,8 @@ export type Access =
   | { public: true }
   /** Any valid bearer. */
   | { authenticated: true }
+  /** A login session only, not an API token (a user's own sign-in settings: factors, sessions, password). */
+  | { session: true }
   /** Every listed permission is required. */
   | { permission: Permission }
   /** Any one of the listed permissions suffices (the handler may narrow further). */
@@ -47,17 +49,26 @@ const errorResponse = (description: string) => ({ description, content: { "appli
 function describeAccess(access: Access): string {
   if ("public" in access) return "No authentication.";
   if ("authenticated" in access) return "Any valid bearer token.";
+  if ("session" in access) return "A login session (`tps_`, or the console's cookie); API tokens are refused.";
   if ("permission" in access) return `Requires \`${access.permission}\`.`;
   return `Requires one of ${access.anyOf.map((p) => `\`${p}\``).join(", ")}.`;
 }
 
-function guard(access: Access): MiddlewareHandler<AppEnv> {
+export const MFA_ENROLLMENT_REQUIRED_MESSAGE =
+  "Your organization requires a second factor: set up an authenticator app or a passkey (POST /api/auth/mfa/totp, POST /api/auth/mfa/passkeys/options) before anything else";
+
+function guard(access: Access, duringMfaEnrollment: boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (!("public" in access)) {
       const principal = c.get("principal");
       if (!principal) throw c.get("authFailure") ?? unauthorized();
+      if (principal.mfaEnrollmentRequired && !duringMfaEnrollment) throw new ApiError("mfa_enrollment_required", MFA_ENROLLMENT_REQUIRED_MESSAGE);
+      if ("session" in access && principal.kind !== "session") {
+        throw forbidden("This operation needs a login session; API tokens cannot change sign-in settings");
+      }
       const ok =
         "authenticated" in access ||
+        "session" in access ||
         ("permission" in access && principal.permissions.has(access.permission)) ||
         ("anyOf" in access && access.anyOf.some((p) => principal.permissions.has(p)));
       if (!ok) throw forbidden(`This operation requires ${describeAccess(access).replace(/^Requires /, "").replace(/\.$/, "")}`);
@@ -84,7 +95,7 @@ function auditAfter(spec: AuditSpec): MiddlewareHandler<AppEnv> {
       organizationId,
       userId: note?.userId !== undefined ? note.userId : (principal?.userId ?? null),
       tokenId: principal?.tokenId ?? null,
-      action: spec.action,
+      action: note?.action ?? spec.action,
       targetType: note?.targetType ?? spec.targetType,
       targetId: targetId === undefined || targetId === null ? null : String(targetId),
       clientIp: c.get("clientIp"),
@@ -93,10 +104,15 @@ function auditAfter(spec: AuditSpec): MiddlewareHandler<AppEnv> {
   };
 }
 
-type Declared = Omit<RouteConfig, "middleware" | "security"> & { access: Access; audit?: AuditSpec };
+type Declared = Omit<RouteConfig, "middleware" | "security"> & {
+  access: Access;
+  audit?: AuditSpec;
+  /** Also answers a session that must enroll a second factor first (the enrollment routes, me, logout). */
+  duringMfaEnrollment?: boolean;
+};
 
 export function defineRoute<const R extends Declared>(declared: R) {
-  const { access, audit, ...route } = declared;
+  const { access, audit, duringMfaEnrollment = false, ...route } = declared;
   const isPublic = "public" in access;
   const permissionNote = describeAccess(access);
   const errors: Record<string, ReturnType<typeof errorResponse>> = {
@@ -105,21 +121,22 @@ export function defineRoute<const R extends Declared>(declared: R) {
   };
   if (!isPublic) {
     errors[401] = errorResponse("Missing, invalid, revoked or expired token (`unauthorized`, `token_expired`)");
-    errors[403] = errorResponse("Token lacks the required permission");
+    errors[403] = errorResponse("Token lacks the required permission (`forbidden`), or the session must enroll a second factor first (`mfa_enrollment_required`)");
   }
   if (route.path.includes("{")) errors[404] = errorResponse("Unknown id, or an id of another organization");
   if (route.request?.body) {
     errors[413] = errorResponse("Request body over 1 MiB (`payload_too_large`)");
     errors[415] = errorResponse("Request body is not JSON (`unsupported_media_type`)");
   }
-  const middleware: MiddlewareHandler<AppEnv>[] = [guard(access)];
+  const middleware: MiddlewareHandler<AppEnv>[] = [guard(access, duringMfaEnrollment)];
   if (audit) middleware.push(auditAfter(audit));
   return createRoute({
     ...route,
+    ...(duringMfaEnrollment ? { "x-during-mfa-enrollment": true } : {}),
     description: [route.description, permissionNote].filter(Boolean).join("\n\n"),
     security: isPublic ? [] : [{ bearerAuth: [] }],
     "x-required-permission":
-      "permission" in access ? access.permission : "anyOf" in access ? access.anyOf : isPublic ? "none" : "authenticated",
+      "permission" in access ? access.permission : "anyOf" in access ? access.anyOf : isPublic ? "none" : "session" in access ? "session" : "authenticated",
     responses: { ...errors, ...route.responses },
     middleware,
   } as Omit<R, "access" | "audit"> & { middleware: MiddlewareHandler<AppEnv>[] });

@@ -1,6 +1,7 @@
 /**
  * Bearer secrets: API tokens (`tpm_`), login sessions (`tps_`), agent tokens
- * (`tpa_`) and invitation tokens (`tpi_`).
+ * (`tpa_`), invitation tokens (`tpi_`) and the token of a sign-in waiting for its
+ * second factor (`tpf_`, never a bearer: only POST /api/auth/login/mfa takes it).
  *
  * Format (docs/decisions.md#api-tokens): prefix + 32 random base62 characters (~190 bits) + a
  * 6-character base62 CRC-32 of the body. The fixed prefix lets secret scanners
@@ -10,7 +11,7 @@
  * Only SHA-256(token) is stored. A fast hash is right here (unlike passwords):
  * the input has ~190 bits of entropy, so there is nothing to brute-force.
  */
-export const SECRET_KINDS = { api: "tpm_", session: "tps_", agent: "tpa_", invitation: "tpi_" } as const;
+export const SECRET_KINDS = { api: "tpm_", session: "tps_", agent: "tpa_", invitation: "tpi_", mfa: "tpf_" } as const;
 export type SecretKind = keyof typeof SECRET_KINDS;
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -66,7 +67,7 @@ export function generateSecret(kind: SecretKind): string {
   return SECRET_KINDS[kind] + body + checksumOf(body);
 }
 
-const SHAPE = /^(tpm|tps|tpa|tpi)_([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/;
+const SHAPE = /^(tpm|tps|tpa|tpi|tpf)_([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/;
 
 /** Which kind of secret this is, or null when its shape or checksum is wrong. */
 export function parseSecret(value: string): SecretKind | null {

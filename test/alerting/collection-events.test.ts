@@ -39,7 +39,7 @@ function failingEvents(transition: "failing" | "recovered" = "failing"): Record<
       attemptedAt: T1,
     }),
     rdap: buildRdapCollectionEvent({ ...c, domain: "example.com", tld: "com", lastSnapshot: null, attemptedAt: T1, rdapServer: "https://rdap.example/", httpStatus: 0 }),
-    "cert-watcher": buildCertCollectionEvent({ monitorCn: "mail.example.com", sni: "mail.example.com", ipAddress: "192.0.2.25", starttls: null }, c),
+    "cert-watcher": buildCertCollectionEvent({ monitorId: 1, monitorCn: "mail.example.com", port: 587, sni: "mail.example.com", ipAddress: "192.0.2.25", starttls: null }, c),
     "ct-log": buildCtLogCollectionEvent({ ...c, log: { name: "Example Log 2026", url: "https://ct.example/2026/", log_id: "AAAA" }, attemptedAt: T1 }),
   };
 }

@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { alertStateOf, emitEvent } from "../../src/modules/alerting/emit";
+import { alertStateOf, emitEvent, emitEvents } from "../../src/modules/alerting/emit";
 import type { ModuleName } from "../../src/modules/alerting/cel/variables";
 import type { AlertState } from "../../durable-objects/alert-state";
 import type { ProcessResult } from "../../src/modules/alerting/alert-state-contract";
@@ -229,8 +229,14 @@ describe("throttling per rule and subject (throttle_seconds)", () => {
     expect(r.throttled).toEqual([throttled]);
 
     const alerts = (await history(org.session, "cert-watcher")).alerts;
-    expect(alerts.filter((x) => x.rule_id === throttled).length).toBe(3);
-    expect(alerts.filter((x) => x.rule_id === always).length).toBe(6);
+    const sent = alerts.filter((x) => x.status === "fired");
+    expect(sent.filter((x) => x.rule_id === throttled).length).toBe(3);
+    expect(sent.filter((x) => x.rule_id === always).length).toBe(6);
+    // Each throttled match is in the history, suppressed, naming the alert it repeats.
+    const held = alerts.filter((x) => x.status === "suppressed");
+    expect(held.map((x) => [x.rule_id, x.suppressed_reason])).toEqual([[throttled, "throttled"], [throttled, "throttled"], [throttled, "throttled"]]);
+    const firstOfA = sent.filter((x) => x.rule_id === throttled).at(-1); // oldest first at the end
+    expect(held.at(-1)).toMatchObject({ repeats_alert_id: firstOfA.id, deliveries: [], suppressed_until: new Date(t + 300_000).toISOString() });
   });
 
   it("the subject of a CT match is the certificate: another certificate fires within the window", async () => {
@@ -248,22 +254,47 @@ describe("throttling per rule and subject (throttle_seconds)", () => {
 });
 
 describe("de-duplication, disabled rules, templates", () => {
-  it("the same event emitted twice: the second is a duplicate and raises no second alert", async () => {
+  it("the same event emitted twice: the second is a duplicate, sent once, and recorded as suppressed", async () => {
     const org = await signup();
     const rule = await createRule(org.session, "ct-log", { expression: "caa.has_records && !caa.authorized" });
     const first = await emitEvent(E, "ct-log", org.organizationId, ctLogEvent());
     expect(first.duplicate).toBe(false);
     expect(first.fired.map((f) => f.rule_id)).toEqual([rule]);
+    const alertId = first.fired[0].history_id;
     const second = await emitEvent(E, "ct-log", org.organizationId, ctLogEvent());
-    expect(second).toMatchObject({ duplicate: true, fired: [], event_id: first.event_id });
+    expect(second).toMatchObject({ duplicate: true, fired: [], event_id: first.event_id, suppressed: [{ rule_id: rule, reason: "duplicate", repeats_alert_id: alertId }] });
     // Key order does not make a different event.
     const reordered = Object.fromEntries(Object.entries(ctLogEvent()).reverse()) as ReturnType<typeof ctLogEvent>;
     expect((await emitEvent(E, "ct-log", org.organizationId, reordered)).duplicate).toBe(true);
-    expect((await history(org.session, "ct-log")).total).toBe(1);
+    const h = await history(org.session, "ct-log");
+    expect(h.alerts.map((a) => [a.status, a.suppressed_reason, a.repeats_alert_id])).toEqual([
+      ["suppressed", "duplicate", alertId],
+      ["suppressed", "duplicate", alertId],
+      ["fired", null, null],
+    ]);
+    expect(h.alerts[0]).toMatchObject({ asset: "filter:7", subject: ctLogEvent().cert.sha256, deliveries: [] });
+    const fired = await call("GET", "/api/ct-log/alert-history?status=fired", { token: org.session });
+    expect(fired.body.alerts.map((a: any) => a.id)).toEqual([alertId]);
+    const counts = await call("GET", `/api/ct-log/alert-rules/${rule}`, { token: org.session });
+    expect(counts.body.alerts_last_24h).toEqual({ fired: 1, suppressed: 2 });
     // The same event for another organization is not a duplicate there.
     const other = await signup();
     await createRule(other.session, "ct-log", { expression: "true" });
     expect((await emitEvent(E, "ct-log", other.organizationId, ctLogEvent())).duplicate).toBe(false);
+  });
+
+  it("an event its producer hands over again (same id, a retried batch) is not a second match", async () => {
+    const org = await signup();
+    const rule = await createRule(org.session, "ct-log", { expression: "true" });
+    const batch = [{ id: "ct-log:match:1:7", event: ctLogEvent() }];
+    const first = await emitEvents(E, "ct-log", org.organizationId, batch);
+    expect(first).toMatchObject({ events: 1, redelivered: 0, fired: [{ rule_id: rule }] });
+    const again = await emitEvents(E, "ct-log", org.organizationId, [...batch, ...batch]);
+    expect(again).toMatchObject({ events: 2, redelivered: 2, fired: [], suppressed: [] });
+    expect((await history(org.session, "ct-log")).total).toBe(1);
+    // Another id with the same content is another observation: a visible duplicate.
+    const other = await emitEvents(E, "ct-log", org.organizationId, [{ id: "ct-log:match:2:7", event: ctLogEvent() }]);
+    expect(other).toMatchObject({ redelivered: 0, duplicates: 1, suppressed: [{ rule_id: rule, reason: "duplicate", repeats_alert_id: first.fired[0].history_id, event_id: "ct-log:match:2:7" }] });
   });
 
   it("a disabled rule does not fire; re-enabled it does", async () => {

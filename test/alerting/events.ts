@@ -81,9 +81,11 @@ export function certScanEvent(): CertScanEvent {
   return {
     event_type: "scan_completed",
     collection: NOT_A_COLLECTION_EVENT,
+    monitor_id: 1,
     monitor_cn: "mail.example.com",
     dns_name: "mail.example.com",
     ip_address: "192.0.2.25",
+    port: 587,
     connection_method: "starttls",
     protocol: ["TLSv1.2", "TLSv1.3"],
     ciphers: ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"],
@@ -126,9 +128,11 @@ export function certScanFailedEvent(): CertScanEvent {
   return {
     event_type: "scan_completed",
     collection: NOT_A_COLLECTION_EVENT,
+    monitor_id: 2,
     monitor_cn: "legacy.example.com",
     dns_name: "",
     ip_address: "2001:db8:10::443",
+    port: 443,
     connection_method: "direct_tls",
     protocol: [],
     ciphers: [],

@@ -168,7 +168,7 @@ describe("rule CRUD", () => {
     const id = created.body.id;
     const got = await call("GET", `/api/cert-watcher/alert-rules/${id}`, { token: session });
     expect(got.body).toMatchObject({ id, name: "expiring", expression: "validity_days < 14", enabled: true, severity: "critical", channel_ids: [ch.body.id], throttle_seconds: 3600 });
-    expect(Object.keys(got.body).sort()).toEqual(["channel_ids", "created_at", "enabled", "expression", "id", "name", "severity", "template_id", "throttle_seconds", "updated_at"]);
+    expect(Object.keys(got.body).sort()).toEqual(["alerts_last_24h", "channel_ids", "created_at", "enabled", "expression", "id", "name", "severity", "template_id", "throttle_seconds", "updated_at"]);
     expect((await call("PATCH", `/api/cert-watcher/alert-rules/${id}`, { token: session, body: { enabled: false } })).status).toBe(200);
     expect((await call("GET", `/api/cert-watcher/alert-rules/${id}`, { token: session })).body.enabled).toBe(false);
     expect((await call("PUT", `/api/cert-watcher/alert-rules/${id}`, { token: session, body: { name: "exp", expression: "validity_days < 7" } })).status).toBe(200);
@@ -202,7 +202,7 @@ describe("POST /api/<module>/alert-rules/test over realistic events", () => {
     for (const [expression, event, matched] of cases) {
       const r = await testRule(session, "ct-log", expression, event);
       expect(r.status, expression).toBe(200);
-      expect(r.body, expression).toEqual({ matched, error: null });
+      expect(r.body, expression).toMatchObject({ matched, error: null, outcome: matched ? "would_fire" : "no_match" });
     }
     expect(await rules(session, "ct-log")).toEqual([]);
   });
@@ -214,9 +214,9 @@ describe("POST /api/<module>/alert-rules/test over realistic events", () => {
     current.status = current.status.filter((s: string) => s !== "client transfer prohibited");
     const ev = rdapChangeEvent(current, previous, "google.com", "com");
     const lostLock = 'rdap.previous.status.exists(s, s == "client transfer prohibited") && !rdap.current.status.exists(s, s == "client transfer prohibited")';
-    expect((await testRule(session, "rdap", lostLock, ev)).body).toEqual({ matched: true, error: null });
-    expect((await testRule(session, "rdap", lostLock, rdapChangeEvent(previous, previous, "google.com", "com"))).body).toEqual({ matched: false, error: null });
-    expect((await testRule(session, "rdap", 'metadata.http_status == 200 && tld == "com" && rdap.current.ldhName.lowerAscii() == domain', ev)).body).toEqual({ matched: true, error: null });
+    expect((await testRule(session, "rdap", lostLock, ev)).body).toMatchObject({ matched: true, error: null });
+    expect((await testRule(session, "rdap", lostLock, rdapChangeEvent(previous, previous, "google.com", "com"))).body).toMatchObject({ matched: false, error: null });
+    expect((await testRule(session, "rdap", 'metadata.http_status == 200 && tld == "com" && rdap.current.ldhName.lowerAscii() == domain', ev)).body).toMatchObject({ matched: true, error: null });
     // Absent at a privacy-restricted registry: no match, reported as an evaluation error, not a failure.
     const afnic = await rdapJson("cctld/afnic.fr.json");
     const r = await testRule(session, "rdap", 'rdap.current.registrant == "x"', rdapChangeEvent(afnic, afnic, "afnic.fr", "fr"));
@@ -243,7 +243,7 @@ describe("POST /api/<module>/alert-rules/test over realistic events", () => {
     ];
     for (const [expression, event, matched] of cases) {
       const r = await testRule(session, "cert-watcher", expression, event);
-      expect(r.body, expression).toEqual({ matched, error: null });
+      expect(r.body, expression).toMatchObject({ matched, error: null, outcome: matched ? "would_fire" : "no_match" });
     }
   });
 
@@ -257,7 +257,7 @@ describe("POST /api/<module>/alert-rules/test over realistic events", () => {
       ['changed_records.exists(r, r.type == "CAA")', false],
       ["dnssec.validated", false],
     ];
-    for (const [expression, matched] of cases) expect((await testRule(session, "dns-watcher", expression, ev)).body, expression).toEqual({ matched, error: null });
+    for (const [expression, matched] of cases) expect((await testRule(session, "dns-watcher", expression, ev)).body, expression).toMatchObject({ matched, error: null });
   });
 
   it("an invalid expression is {matched:false, error} with the position, not a 4xx", async () => {
@@ -321,7 +321,7 @@ describe("per-module permissions", () => {
     expect((await call("GET", "/api/ct-log/alert-history", { token: v })).status).toBe(200);
     expect((await call("GET", "/api/ct-log/alert-templates", { token: v })).status).toBe(200);
     expect((await call("GET", "/api/ct-log/introspection", { token: v })).status).toBe(200);
-    expect((await testRule(v, "ct-log", "rate.count > 1", ctLogEvent())).body).toEqual({ matched: true, error: null });
+    expect((await testRule(v, "ct-log", "rate.count > 1", ctLogEvent())).body).toMatchObject({ matched: true, error: null });
     expectError(await call("POST", "/api/ct-log/alert-rules", { token: v, body: { name: "x", expression: "true" } }), 403, "forbidden");
     expectError(await call("POST", "/api/ct-log/alert-templates", { token: v, body: { name: "x", subject: "s", body: "b" } }), 403, "forbidden");
     expectError(await call("GET", "/api/rdap/alert-rules", { token: v }), 403, "forbidden");

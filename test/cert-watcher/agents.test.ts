@@ -179,7 +179,7 @@ describe("indicators, recent scans and history from real scanner results", () =>
     };
     const agent = await registerAgent(t);
     await scanOnce(agent.token, {
-      "192.0.2.101": result("ecdsaTrusted", { daysLeft: 150 }),
+      "192.0.2.101": result("ecdsaIntermediate", { daysLeft: 150 }),
       "192.0.2.102": result("ecdsaTrusted", { daysLeft: -3 }),
       "192.0.2.103": result("rsaSelfSigned", { daysLeft: 10 }),
       "192.0.2.104": result("legacyWeak", { daysLeft: 60 }),
@@ -189,7 +189,8 @@ describe("indicators, recent scans and history from real scanner results", () =>
     });
     const ind = async (id: number) => (await call("GET", `${M}/${id}`, { token: t })).body.indicators;
     expect(await ind(mon.valid)).toEqual({ validity_status: "valid", protocol_status: "modern", cipher_status: "strong", validation_status: "trusted", error_count: 0, target_count: 1, min_days_left: 150 });
-    expect(await ind(mon.expired)).toMatchObject({ validity_status: "expired", min_days_left: -3, error_count: 0 });
+    // OpenSSL's default suites (CBC ones among them) are outside Mozilla's intermediate profile: legacy.
+    expect(await ind(mon.expired)).toMatchObject({ validity_status: "expired", min_days_left: -3, error_count: 0, cipher_status: "legacy" });
     expect(await ind(mon.selfSigned)).toMatchObject({ validity_status: "expiring_soon", validation_status: "self_signed", protocol_status: "modern", min_days_left: 10 });
     expect(await ind(mon.legacy)).toMatchObject({ validity_status: "valid", protocol_status: "legacy", cipher_status: "weak", validation_status: "self_signed" });
     expect(await ind(mon.failed)).toEqual({ validity_status: "unknown", protocol_status: "unknown", cipher_status: "unknown", validation_status: "unknown", error_count: 1, target_count: 1, min_days_left: null });
@@ -233,11 +234,13 @@ describe("indicators, recent scans and history from real scanner results", () =>
     expect(scan.frameworks).toHaveLength(5);
     expect(scan.frameworks.find((f: any) => f.id === "pci-dss-4.0.1").reasons.some((r: any) => r.item === "TLSv1.0")).toBe(true);
     expect(scan.weak_suites.map((w: any) => w.weaknesses[0]).sort()).toEqual(["NULL", "anon"]);
+    expect(scan.legacy_suites).toEqual([{ code: 0x002f, name: "TLS_RSA_WITH_AES_128_CBC_SHA", weaknesses: ["CBC", "no_forward_secrecy"] }]);
     const page2 = (await call("GET", `/api/cert-watcher/history/${mon.legacy}?page=2&page_size=1`, { token: t })).body;
     expect(page2.scans[0].id).toBeLessThan(scan.id);
     const trusted = (await call("GET", `/api/cert-watcher/history/${mon.valid}`, { token: t })).body.scans[0];
     expect(trusted.compliance["pci-dss-4.0.1"]).toBe("pass");
-    expect(trusted.certificate).toMatchObject({ public_key_algorithm: "ECDSA", ocsp: "http://ocsp.example.test" });
+    expect(trusted.certificate).toMatchObject({ public_key_algorithm: "ECDSA", ocsp: "http://ocsp.scan.test" });
+    expect(trusted).toMatchObject({ cipher_status: "strong", weak_suites: [], legacy_suites: [], compliance: { "mozilla-intermediate": "pass" } });
 
     // The weekly audit's findings are plain columns.
     const findings = await (env as any).DB.prepare(
@@ -249,6 +252,22 @@ describe("indicators, recent scans and history from real scanner results", () =>
     await call("DELETE", `${M}/${mon.legacy}`, { token: t });
     const left = await (env as any).DB.prepare("SELECT COUNT(*) AS n FROM cert_scans WHERE monitor_id = ?").bind(mon.legacy).first();
     expect(left.n).toBe(0);
+  });
+
+  it("scans stored before the one judgement said 'strong' for legacy suites: the migration reads their own reference verdict", async () => {
+    const org = await newOrg();
+    const t = org.session;
+    const legacy = await createMonitor(t, { cn: "old-legacy.example.test", ip_addresses: ["192.0.2.111"] });
+    const strong = await createMonitor(t, { cn: "old-strong.example.test", ip_addresses: ["192.0.2.112"] });
+    const agent = await registerAgent(t);
+    await scanOnce(agent.token, { "192.0.2.111": result("ecdsaTrusted", { daysLeft: 90 }), "192.0.2.112": result("ecdsaIntermediate", { daysLeft: 90 }) });
+    const db = (env as any).DB as D1Database;
+    // As the earlier rule stored them: no broken suite, so "strong".
+    await db.prepare("UPDATE cert_scans SET cipher_status = 'strong' WHERE organization_id = ?").bind(org.organizationId).run();
+    const migration = ((env as any).TEST_MIGRATIONS as { name: string; queries: string[] }[]).find((m) => m.name.includes("cipher_status_from_reference_profile"))!;
+    for (const q of migration.queries) await db.prepare(q).run();
+    const ind = async (id: number) => (await call("GET", `${M}/${id}`, { token: t })).body.indicators.cipher_status;
+    expect([await ind(legacy), await ind(strong)]).toEqual(["legacy", "strong"]);
   });
 
   it("the scan event reaches the alert rules (alert history)", async () => {

@@ -30,7 +30,7 @@ const COMMON_VARIABLES = ["event_type", "collection", "collection.state", "colle
 describe("scan result contract", () => {
   it("every captured scanner-node result validates and passes through unchanged (the agent's type is the contract's output)", () => {
     for (const name of Object.keys(FIXTURES) as FixtureName[]) {
-      const { frameworks: _f, weak_suites: _w, ...raw } = structuredClone(FIXTURES[name]) as Record<string, unknown>;
+      const { frameworks: _f, weak_suites: _w, legacy_suites: _l, ...raw } = structuredClone(FIXTURES[name]) as Record<string, unknown>;
       const parsed = ScanResult.safeParse(raw);
       expect(parsed.success, `${name}: ${parsed.error?.message}`).toBe(true);
       expect(parsed.data, name).toEqual(raw);
@@ -62,8 +62,10 @@ describe("certificate scan event", () => {
   it("the CEL variables derived from the one declaration keep every variable (path and type) of the former hand-written spec", () => {
     const after = new Map(certWatcherVariables.map((v) => [v.path, v.type]));
     for (const [path, type] of VARIABLES_BEFORE) expect(after.get(path), path).toBe(type);
-    // Plus the fields every module's events have (event_type, collection.*).
-    expect(certWatcherVariables.length).toBe(VARIABLES_BEFORE.length + COMMON_VARIABLES.length);
+    // Plus the fields every module's events have (event_type, collection.*), and which monitor and port the scan belongs to (the alert's asset).
+    const ADDED: [string, string][] = [["monitor_id", "int"], ["port", "int"]];
+    for (const [path, type] of ADDED) expect(after.get(path), path).toBe(type);
+    expect(certWatcherVariables.length).toBe(VARIABLES_BEFORE.length + COMMON_VARIABLES.length + ADDED.length);
     for (const path of COMMON_VARIABLES) expect(after.has(path), path).toBe(true);
     for (const v of certWatcherVariables) expect(v.description, v.path).not.toBe("");
   });
@@ -79,11 +81,11 @@ describe("certificate scan event", () => {
   it("the event built from a real scan validates against its own schema", () => {
     const now = new Date("2026-12-01T00:00:00Z");
     for (const name of Object.keys(FIXTURES) as FixtureName[]) {
-      const a = analyseScan(ScanResult.parse(FIXTURES[name]), { monitorCn: "www.example.test", sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now });
+      const a = analyseScan(ScanResult.parse(FIXTURES[name]), { monitorId: 1, monitorCn: "www.example.test", port: 443, sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now });
       const checked = CertScanEventSchema.safeParse(a.event);
       expect(checked.success, `${name}: ${checked.error?.message}`).toBe(true);
-      expect(Object.keys(a.event).sort()).toEqual([...VARIABLES_BEFORE.filter(([p]) => !p.includes(".")).map(([p]) => p), "event_type", "collection"].sort());
-      expect(a.event.event_type).toBe("scan_completed");
+      expect(Object.keys(a.event).sort()).toEqual([...VARIABLES_BEFORE.filter(([p]) => !p.includes(".")).map(([p]) => p), "event_type", "collection", "monitor_id", "port"].sort());
+      expect(a.event).toMatchObject({ event_type: "scan_completed", monitor_id: 1, port: 443 });
     }
   });
 });

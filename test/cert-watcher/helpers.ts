@@ -3,12 +3,13 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import worker from "../../src/index";
 import { call, signup, uniqueIp, type Org } from "../helpers";
+import ecdsaIntermediate from "./fixtures/ecdsa-intermediate.json";
 import ecdsaTrusted from "./fixtures/ecdsa-trusted.json";
 import legacyWeak from "./fixtures/legacy-weak.json";
 import refused from "./fixtures/refused.json";
 import rsaSelfSigned from "./fixtures/rsa-self-signed.json";
 
-export const FIXTURES = { ecdsaTrusted, legacyWeak, refused, rsaSelfSigned } as const;
+export const FIXTURES = { ecdsaIntermediate, ecdsaTrusted, legacyWeak, refused, rsaSelfSigned } as const;
 export type FixtureName = keyof typeof FIXTURES;
 
 const DAY = 86_400_000;

@@ -1,6 +1,8 @@
 // Pure modules: root_ca validation, input normalization, indicators, scan-result analysis.
 import { describe, expect, it } from "vitest";
-import { monitorIndicators, protocolStatus, validityStatus } from "../../src/modules/cert-watcher/indicators";
+import fc from "fast-check";
+import { IANA_CIPHER_SUITES, legacySuitesOf, TLS_VERSIONS } from "../../src/modules/cert-watcher/frameworks";
+import { monitorIndicators, validityStatus } from "../../src/modules/cert-watcher/indicators";
 import { normalizeHostname, normalizeIp, resolveStartTls } from "../../src/modules/cert-watcher/names";
 import { RootCaError, validateRootCaPem } from "../../src/modules/cert-watcher/root-ca";
 import { ScanResult as ScanResultInput } from "@trust-plane/scan-contract";
@@ -9,7 +11,7 @@ import { SELF_SIGNED_PEM, TEST_LEAF_PEM, TEST_ROOT_CA_PEM } from "./fixtures/pem
 import { result } from "./helpers";
 
 const now = new Date();
-const ctx = { monitorCn: "www.example.test", sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now };
+const ctx = { monitorId: 1, monitorCn: "www.example.test", port: 443, sni: "www.example.test", ipAddress: "127.0.0.1", starttls: null, now };
 
 describe("root_ca validation", () => {
   it("accepts CA certificates, alone or as a bundle", () => {
@@ -52,8 +54,6 @@ describe("indicators", () => {
     expect(validityStatus(iso(-100), iso(-1), now)).toBe("expired");
     expect(validityStatus(iso(1), iso(100), now)).toBe("not_yet_valid");
     expect(validityStatus(null, null, now)).toBe("unknown");
-    expect(protocolStatus(["TLSv1.0", "TLSv1.2"])).toBe("legacy");
-    expect(protocolStatus(["TLSv1.2", "TLSv1.3"])).toBe("modern");
   });
   it("aggregates the worst over enabled targets; unknown only alone", () => {
     const iso = (d: number) => new Date(now.getTime() + d * 86_400_000).toISOString();
@@ -98,11 +98,63 @@ describe("scan result analysis", () => {
       certificate: { subject: "CN=www.example.test", issuer: "CN=Trust-Plane Test Root CA", public_key_algorithm: "ECDSA", aia: "http://ca.example.test/root.der", ocsp: "http://ocsp.example.test" },
     });
     expect(a.protocolStatus).toBe("modern");
-    expect(a.cipherStatus).toBe("strong");
     expect(a.validationStatus).toBe("trusted");
     expect(a.frameworks.map((f) => f.id)).toEqual(["fips-140", "nist-sp-800-52r2", "pci-dss-4.0.1", "mozilla-intermediate", "mozilla-modern"]);
     expect(a.frameworks.find((f) => f.id === "pci-dss-4.0.1")!.status).toBe("pass");
     expect(a.frameworks.find((f) => f.id === "mozilla-modern")!.status).toBe("fail"); // TLS 1.2 accepted
+    // OpenSSL's default suites include CBC ones, outside Mozilla's intermediate profile: legacy, as that verdict says.
+    expect(a.cipherStatus).toBe("legacy");
+    expect(a.weakSuites).toEqual([]);
+    expect(a.frameworks.find((f) => f.id === "mozilla-intermediate")!.reasons.filter((x) => x.category === "cipher_suite").map((x) => x.item).sort()).toEqual(a.legacySuites.map((w) => w.name).sort());
+    expect(a.legacySuites.find((w) => w.name === "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA")?.weaknesses).toEqual(["CBC"]);
+  });
+
+  it("exactly Mozilla's intermediate profile: strong ciphers, modern protocols, the reference verdict passes", () => {
+    const a = analyseScan(ScanResultInput.parse(result("ecdsaIntermediate", { daysLeft: 60, now })), { ...ctx, monitorCn: "localhost", sni: "localhost" });
+    expect(a).toMatchObject({ protocolStatus: "modern", cipherStatus: "strong", validationStatus: "trusted", weakSuites: [], legacySuites: [] });
+    expect(a.findings).toMatchObject({ legacyProtocol: false, weakCipher: false });
+    expect(a.frameworks.find((f) => f.id === "mozilla-intermediate")).toMatchObject({ status: "pass", reasons: [] });
+    // Stricter frameworks may still fail a strong configuration: ChaCha20 is not FIPS-approved.
+    expect(a.frameworks.find((f) => f.id === "fips-140")!.reasons.map((x) => x.item)).toContain("TLS_CHACHA20_POLY1305_SHA256");
+  });
+
+  it("OpenSSL's defaults with TLS_RSA_WITH_AES_128_CBC_SHA: all five frameworks fail and the ciphers are legacy, never strong", () => {
+    const a = analyseScan(ScanResultInput.parse(result("rsaSelfSigned", { daysLeft: 30, now })), { ...ctx, monitorCn: "localhost", sni: "localhost" });
+    expect(a.frameworks.map((f) => f.status)).toEqual(["fail", "fail", "fail", "fail", "fail"]);
+    expect(a.cipherStatus).toBe("legacy");
+    // Nothing broken: the weekly audit's weak-cipher finding stays for RC4, DES, 3DES, NULL, EXPORT and anonymous suites.
+    expect(a.findings.weakCipher).toBe(false);
+    expect(a.legacySuites.find((w) => w.name === "TLS_RSA_WITH_AES_128_CBC_SHA")?.weaknesses).toEqual(["CBC", "no_forward_secrecy"]);
+    expect(a.legacySuites.find((w) => w.name === "TLS_RSA_WITH_AES_128_GCM_SHA256")?.weaknesses).toEqual(["no_forward_secrecy"]);
+    // The profile's own suites are not listed.
+    expect(a.legacySuites.map((w) => w.name)).not.toContain("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256");
+  });
+
+  it("the indicators never contradict the reference verdict, whatever is offered (property)", () => {
+    const suites = IANA_CIPHER_SUITES.filter((s) => !s.name.endsWith("_SCSV")).map((s) => s.name);
+    fc.assert(
+      fc.property(fc.subarray([...TLS_VERSIONS]), fc.subarray(suites, { maxLength: 12 }), (protocol, ciphers) => {
+        const a = analyseScan(ScanResultInput.parse({ has_error: false, protocol, ciphers }), ctx);
+        const ref = a.frameworks.find((f) => f.id === "mozilla-intermediate")!;
+        const about = (category: string) => ref.reasons.filter((x) => x.category === category);
+        if (protocol.length === 0) {
+          expect([a.protocolStatus, a.cipherStatus, ref.status]).toEqual(["unknown", "unknown", "unknown"]);
+          return;
+        }
+        expect(a.cipherStatus === "strong").toBe(ciphers.length > 0 && about("cipher_suite").length === 0);
+        expect(["legacy", "weak"].includes(a.cipherStatus)).toBe(about("cipher_suite").length > 0);
+        expect(a.cipherStatus === "weak").toBe(a.weakSuites.length > 0);
+        expect([...a.weakSuites, ...a.legacySuites].map((w) => w.name).sort()).toEqual(about("cipher_suite").map((x) => x.item).sort());
+        expect(legacySuitesOf(a.frameworks)).toEqual(a.legacySuites);
+        expect(a.protocolStatus === "legacy").toBe(about("protocol").length > 0);
+        expect(a.findings.weakCipher).toBe(a.cipherStatus === "weak");
+        expect(a.findings.legacyProtocol).toBe(a.protocolStatus === "legacy");
+        // A configuration judged legacy or weak fails the reference profile; one it passes is strong and modern.
+        if (["legacy", "weak"].includes(a.cipherStatus) || a.protocolStatus === "legacy") expect(ref.status).toBe("fail");
+        if (ref.status === "pass") expect([a.cipherStatus, a.protocolStatus]).toEqual([ciphers.length ? "strong" : "unknown", "modern"]);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("ignores the agent's verdicts: a forged all-pass is re-evaluated", () => {
@@ -111,7 +163,11 @@ describe("scan result analysis", () => {
     const a = analyseScan(ScanResultInput.parse(forged), ctx);
     expect(a.frameworks.every((f) => f.status === "fail")).toBe(true);
     expect(a.findings).toMatchObject({ legacyProtocol: true, weakCipher: true, selfSigned: true, scanFailed: false });
-    expect(a.weakSuites.map((w) => w.name).sort()).toEqual(["TLS_ECDHE_RSA_WITH_NULL_SHA", "TLS_ECDH_anon_WITH_AES_128_CBC_SHA"]);
+    expect(a.weakSuites.map((w) => [w.name, w.weaknesses])).toEqual([
+      ["TLS_ECDHE_RSA_WITH_NULL_SHA", ["NULL"]],
+      ["TLS_ECDH_anon_WITH_AES_128_CBC_SHA", ["anon", "CBC"]],
+    ]);
+    expect(a.legacySuites.map((w) => [w.name, w.weaknesses])).toEqual([["TLS_RSA_WITH_AES_128_CBC_SHA", ["CBC", "no_forward_secrecy"]]]);
   });
 
   it("a refused connection is a failed scan with unknown verdicts; an empty 'success' is a failure too", () => {

@@ -167,7 +167,7 @@ describe("typosquatting end to end", () => {
     const intro = await call("GET", "/api/ct-log/introspection", { token: org.session });
     expect(intro.status).toBe(200);
     const vars = new Map((intro.body.variables as { path: string; type: string }[]).map((v) => [v.path, v.type]));
-    for (const path of ["kind", "typosquat.candidate_domain", "typosquat.protected_domain", "typosquat.certificate_name", "typosquat.evidence", "typosquat.edit_distance"]) {
+    for (const path of ["kind", "typosquat.candidate_domain", "typosquat.protected_domain", "typosquat.certificate_name", "typosquat.evidence", "typosquat.edit_distance", "typosquat.confidence"]) {
       expect(vars.has(path), path).toBe(true);
     }
 

@@ -30,7 +30,7 @@ describe("secret format", () => {
         const s = generateSecret(kind);
         expect(s.startsWith(SECRET_KINDS[kind])).toBe(true);
         expect(s).toHaveLength(4 + SECRET_BODY_LENGTH + CHECKSUM_LENGTH);
-        expect(s).toMatch(/^tp[msai]_[0-9A-Za-z]{38}$/);
+        expect(s).toMatch(/^tp[msaif]_[0-9A-Za-z]{38}$/);
         expect(parseSecret(s)).toBe(kind);
         expect(s.slice(4 + SECRET_BODY_LENGTH)).toBe(checksumOf(s.slice(4, 4 + SECRET_BODY_LENGTH)));
       }),

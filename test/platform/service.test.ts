@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ALL_PERMISSIONS } from "../../src/platform/permissions";
 import { callFresh } from "../helpers";
 
-/** Every platform operation: method, path, required permission ("none" = public, "authenticated" = any bearer). */
+/** Every platform operation: method, path, required permission ("none" = public, "authenticated" = any bearer, "session" = a login session only). */
 const PLATFORM_OPERATIONS: [string, string, string | string[]][] = [
   ["get", "/api/health", "none"],
   ["post", "/api/auth/signup", "none"],
@@ -15,6 +15,24 @@ const PLATFORM_OPERATIONS: [string, string, string | string[]][] = [
   ["get", "/api/auth/me/preferences", "authenticated"],
   ["put", "/api/auth/me/preferences", "authenticated"],
   ["post", "/api/auth/invitations/accept", "none"],
+  ["post", "/api/auth/login/mfa", "none"],
+  ["post", "/api/auth/password", "session"],
+  ["get", "/api/auth/sessions", "session"],
+  ["delete", "/api/auth/sessions", "session"],
+  ["delete", "/api/auth/sessions/{session_id}", "session"],
+  ["get", "/api/auth/mfa", "session"],
+  ["post", "/api/auth/mfa/totp", "session"],
+  ["delete", "/api/auth/mfa/totp", "session"],
+  ["post", "/api/auth/mfa/totp/verify", "session"],
+  ["post", "/api/auth/mfa/recovery-codes", "session"],
+  ["post", "/api/auth/mfa/passkeys/options", "session"],
+  ["get", "/api/auth/mfa/passkeys", "session"],
+  ["post", "/api/auth/mfa/passkeys", "session"],
+  ["patch", "/api/auth/mfa/passkeys/{passkey_id}", "session"],
+  ["delete", "/api/auth/mfa/passkeys/{passkey_id}", "session"],
+  ["get", "/api/admin/security-policy", ["admin:view_users", "admin:manage_users"]],
+  ["put", "/api/admin/security-policy", "admin:manage_users"],
+  ["delete", "/api/admin/users/{user_id}/mfa", "admin:manage_users"],
   ["get", "/api/api-tokens", "api-tokens:view_own_tokens"],
   ["post", "/api/api-tokens", "api-tokens:create_tokens"],
   ["get", "/api/api-tokens/org", "api-tokens:view_all_tokens"],
@@ -95,7 +113,7 @@ describe("OpenAPI document", () => {
       }
     }
     // Across the whole document (modules included): every operation carries a known permission.
-    const known = new Set<string>([...ALL_PERMISSIONS, "none", "authenticated"]);
+    const known = new Set<string>([...ALL_PERMISSIONS, "none", "authenticated", "session"]);
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(item)) {
         const p = op["x-required-permission"];

@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { ACCOUNT_POLICY, ADDRESS_POLICY } from "../../src/platform/login-throttle";
+import { ACCOUNT_CEILING, ADDRESS_POLICY, PAIR_POLICY } from "../../src/platform/login-throttle";
 import { ALL_PERMISSIONS } from "../../src/platform/permissions";
 import { addMember, call, createToken, expectErrorShape, PASSWORD, signup, signupFresh, unique, uniqueIp } from "../helpers";
 import { ROUTES, sample, samplePath, sampleQuery, textFields, withValueAt } from "./openapi-routes";
@@ -18,46 +18,87 @@ const at = (base: number, offsetMs: number) => ({ "x-trust-plane-now": new Date(
 const login = (email: string, password: string, headers: Record<string, string> = {}) =>
   call("POST", "/api/auth/login", { body: { email, password }, headers: { "cf-connecting-ip": uniqueIp(), ...headers } });
 
-describe("login throttling per account", () => {
-  it("after the threshold every attempt waits, even with the right password; delays double; success resets", async () => {
+describe("login throttling per account and client address", () => {
+  it("after the threshold every attempt from that address waits, even with the right password; delays double; success resets", async () => {
     const org = await signupFresh();
     const t0 = Date.now();
-    for (let i = 0; i < ACCOUNT_POLICY.threshold; i++) expectErrorShape(await login(org.email, "wrong password!", at(t0, 0)), 401, "unauthorized");
+    const from = { "cf-connecting-ip": uniqueIp() };
+    for (let i = 0; i < PAIR_POLICY.threshold; i++) expectErrorShape(await login(org.email, "wrong password!", { ...from, ...at(t0, 0) }), 401, "unauthorized");
     // Locked for 1 s: the right password is refused too, with Retry-After.
-    let r = await login(org.email, PASSWORD, at(t0, 0));
+    let r = await login(org.email, PASSWORD, { ...from, ...at(t0, 0) });
     expectErrorShape(r, 429, "rate_limited");
     expect(r.headers.get("retry-after")).toBe("1");
     // Past the delay a wrong guess is checked again and doubles it (2 s, then 4 s).
-    expectErrorShape(await login(org.email, "wrong password!", at(t0, 1_500)), 401, "unauthorized");
-    r = await login(org.email, PASSWORD, at(t0, 1_600));
+    expectErrorShape(await login(org.email, "wrong password!", { ...from, ...at(t0, 1_500) }), 401, "unauthorized");
+    r = await login(org.email, PASSWORD, { ...from, ...at(t0, 1_600) });
     expectErrorShape(r, 429, "rate_limited");
     expect(r.headers.get("retry-after")).toBe("2");
-    expectErrorShape(await login(org.email, "wrong password!", at(t0, 3_600)), 401, "unauthorized");
-    r = await login(org.email, PASSWORD, at(t0, 3_700));
+    expectErrorShape(await login(org.email, "wrong password!", { ...from, ...at(t0, 3_600) }), 401, "unauthorized");
+    r = await login(org.email, PASSWORD, { ...from, ...at(t0, 3_700) });
     expect(r.headers.get("retry-after")).toBe("4");
+    // The lock holds that address only: the owner elsewhere signs in meanwhile.
+    expect((await login(org.email, PASSWORD, at(t0, 3_800))).status).toBe(200);
     // After the delay the right password works and forgives everything.
-    expect((await login(org.email, PASSWORD, at(t0, 8_000))).status).toBe(200);
-    expectErrorShape(await login(org.email, "wrong password!", at(t0, 8_001)), 401, "unauthorized");
-    expect((await login(org.email, PASSWORD, at(t0, 8_002))).status).toBe(200);
+    expect((await login(org.email, PASSWORD, { ...from, ...at(t0, 8_000) })).status).toBe(200);
+    expectErrorShape(await login(org.email, "wrong password!", { ...from, ...at(t0, 8_001) }), 401, "unauthorized");
+    expect((await login(org.email, PASSWORD, { ...from, ...at(t0, 8_002) })).status).toBe(200);
   });
 
   it("an unknown account is throttled exactly like a known one", async () => {
     const t0 = Date.now();
     const ghost = `nobody-${unique()}@example.com`;
-    for (let i = 0; i < ACCOUNT_POLICY.threshold; i++) expectErrorShape(await login(ghost, "wrong password!", at(t0, 0)), 401, "unauthorized");
-    const r = await login(ghost, "wrong password!", at(t0, 0));
+    const from = { "cf-connecting-ip": uniqueIp() };
+    for (let i = 0; i < PAIR_POLICY.threshold; i++) expectErrorShape(await login(ghost, "wrong password!", { ...from, ...at(t0, 0) }), 401, "unauthorized");
+    const r = await login(ghost, "wrong password!", { ...from, ...at(t0, 0) });
     expectErrorShape(r, 429, "rate_limited");
     expect(r.headers.get("retry-after")).toBe("1");
   });
 
-  it("20 parallel guesses: exactly the threshold are checked, the rest wait", async () => {
+  it("20 parallel guesses from one address: exactly the threshold are checked, the rest wait", async () => {
     const org = await signupFresh();
     const t0 = Date.now();
-    const results = await Promise.all(Array.from({ length: 20 }, () => login(org.email, "wrong password!", at(t0, 0))));
+    const from = { "cf-connecting-ip": uniqueIp() };
+    const results = await Promise.all(Array.from({ length: 20 }, () => login(org.email, "wrong password!", { ...from, ...at(t0, 0) })));
     const statuses = results.map((r) => r.status).sort();
-    expect(statuses.filter((s) => s === 401).length).toBe(ACCOUNT_POLICY.threshold);
-    expect(statuses.filter((s) => s === 429).length).toBe(20 - ACCOUNT_POLICY.threshold);
-    expect((await login(org.email, PASSWORD, at(t0, 0))).status).toBe(429);
+    expect(statuses.filter((s) => s === 401).length).toBe(PAIR_POLICY.threshold);
+    expect(statuses.filter((s) => s === 429).length).toBe(20 - PAIR_POLICY.threshold);
+    expect((await login(org.email, PASSWORD, { ...from, ...at(t0, 0) })).status).toBe(429);
+  });
+
+  it("failures from other addresses never lock the owner out", async () => {
+    const org = await signupFresh();
+    const t0 = Date.now();
+    // Below the account's ceiling, spread over addresses: each stays under its own threshold.
+    for (let a = 0; a < 8; a++) {
+      const from = { "cf-connecting-ip": uniqueIp() };
+      for (let i = 0; i < PAIR_POLICY.threshold - 1; i++) expectErrorShape(await login(org.email, "wrong password!", { ...from, ...at(t0, 0) }), 401, "unauthorized");
+    }
+    expect((await login(org.email, PASSWORD, at(t0, 0))).status).toBe(200);
+  });
+
+  it("at the account's ceiling the owner is emailed; a password alone then signs in only from an address the account used before", async () => {
+    const org = await signupFresh();
+    const t0 = Date.now();
+    const office = { "cf-connecting-ip": uniqueIp() };
+    expect((await login(org.email, PASSWORD, { ...office, ...at(t0, 0) })).status).toBe(200);
+    // A distributed guess: one failure from each of many addresses.
+    for (let i = 0; i < ACCOUNT_CEILING.threshold; i++) expectErrorShape(await login(org.email, "wrong password!", at(t0, 1_000 + i)), 401, "unauthorized");
+    // From a new address the right password is refused, unchecked (so the answer tells nothing).
+    const refused = await login(org.email, PASSWORD, at(t0, 60_000));
+    expectErrorShape(refused, 429, "rate_limited");
+    expect(refused.body.error.message).toMatch(/only from an address this account used before/);
+    expectErrorShape(await login(org.email, "wrong password!", at(t0, 60_001)), 429, "rate_limited");
+    // From the office it still works.
+    expect((await login(org.email, PASSWORD, { ...office, ...at(t0, 60_002) })).status).toBe(200);
+    // The owner was told once, and the audit log says so.
+    const mail = await call("GET", "/api/admin/mail-outbox?limit=100", { token: org.session });
+    const notices = mail.body.messages.filter((m: any) => m.to === org.email && /many failed sign-ins/.test(m.subject));
+    expect(notices.length).toBe(1);
+    expect(notices[0].body).toContain(`${ACCOUNT_CEILING.threshold} failed sign-ins`);
+    const audit = await call("GET", "/api/admin/audit-logs?limit=50", { token: org.session });
+    expect(audit.body.audit_logs.map((l: any) => l.action)).toContain("auth.throttle.account_under_attack");
+    // A day without failures later the account is no longer under attack.
+    expect((await login(org.email, PASSWORD, at(t0, 25 * 3_600_000))).status).toBe(200);
   });
 });
 
@@ -169,15 +210,20 @@ describe("names, descriptions, notes and expressions refuse invisible and reorde
     // ~10 requests per field: a fresh organization every 15 fields keeps each token's and
     // organization's rate-limit bucket (600 and 1,200 a minute) far from empty.
     let token = "";
+    let session = "";
     for (const [i, { route, field }] of guarded.entries()) {
-      if (i % 15 === 0) token = (await createToken((await signup()).session, [...ALL_PERMISSIONS], 1, "text")).token;
+      if (i % 15 === 0) {
+        session = (await signup()).session;
+        token = (await createToken(session, [...ALL_PERMISSIONS], 1, "text")).token;
+      }
       const kinds = { ...BAD, ...(field.multiline ? {} : SINGLE_LINE_ONLY) };
       const path = samplePath(route) + sampleQuery(route);
       const results = await Promise.all(
         Object.entries(kinds).map(async ([kind, text]) => {
           const body = withValueAt(sample(route.body ?? undefined), field.path, text);
           const isPublic = route.permission === "none";
-          const r = await call(route.method, path, { token: isPublic ? undefined : token, body });
+          // Sign-in settings answer login sessions only.
+          const r = await call(route.method, path, { token: isPublic ? undefined : route.permission === "session" ? session : token, body });
           return { kind, r };
         }),
       );

@@ -199,7 +199,10 @@ export const CREATE_ROUTES: CreateRoute[] = [
  * POST routes answering 201 that the concurrency suite does not race, with the reason.
  * Empty today: every create route is a row of CREATE_ROUTES.
  */
-export const NOT_RACED: Record<string, string> = {};
+export const NOT_RACED: Record<string, string> = {
+  "POST /api/auth/mfa/totp": "one pending enrollment per user, each start replaces it: test/auth/mfa.test.ts races parallel starts and checks exactly one secret completes",
+  "POST /api/auth/mfa/passkeys": "needs an authenticator's signed answer to a challenge of its own: web/e2e/passkeys.e2e.ts registers through Chromium's virtual authenticator",
+};
 
 const DB = (env as any).DB as D1Database;
 

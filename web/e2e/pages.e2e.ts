@@ -128,6 +128,12 @@ const PAGES: PageCase[] = [
     },
   },
   {
+    name: "alerting-rules-activity",
+    path: () => "/alerting?section=cert-watcher&tab=rules",
+    // Each rule says what it did in the last 24 h; the suppressed count leads to those rows.
+    then: async (p) => void (await expect.poll(() => p.getByLabel(/^Expiring soon: \d+ sent and 2 suppressed in the last 24 hours$/).count()).toBe(1)),
+  },
+  {
     name: "alerting-rule-editor",
     path: () => "/alerting?section=cert-watcher&tab=rules",
     then: async (p) => {
@@ -137,6 +143,12 @@ const PAGES: PageCase[] = [
   },
   { name: "alerting-templates", path: () => "/alerting?section=ct-log&tab=templates", then: async (p) => void (await expect.poll(() => text(p)).toContain("Short")) },
   { name: "alerting-history", path: () => "/alerting?section=ct-log&tab=history", then: async (p) => void (await expect.poll(() => text(p)).toMatch(/delivered|pending|retrying/)) },
+  {
+    name: "alerting-history-suppressed",
+    path: () => "/alerting?section=cert-watcher&tab=history&status=suppressed",
+    // The second identical scan of each expiring certificate: recorded, not sent, and why.
+    then: async (p) => void (await expect.poll(() => text(p)).toMatch(/duplicate[\s\S]*Not sent: the rule already alerted on this same event for monitor \d+ at 192\.0\.2\.1[12] \(alert #\d+\)/)),
+  },
   { name: "alerting-channels", path: () => "/alerting?section=channels", then: async (p) => void (await expect.poll(() => text(p)).toContain("SOC webhook")) },
   { name: "alerting-lists", path: () => "/alerting?section=lists", then: async (p) => void (await expect.poll(() => text(p)).toContain("dmz")) },
   { name: "admin-users", path: () => "/admin", then: async (p) => void (await expect.poll(() => text(p)).toContain(viewer.email)) },

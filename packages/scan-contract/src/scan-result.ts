@@ -12,7 +12,7 @@
  * part of the contract: the Worker re-evaluates both from the observed data.
  */
 import { z } from "zod";
-import { CIPHER_PREFERENCES, CONNECTION_METHODS, STARTTLS_PROTOCOLS, TRUST_ANCHORS } from "./vocabulary";
+import { CIPHER_PREFERENCES, CONNECTION_METHODS, SCAN_ERROR_CLASSES, STARTTLS_PROTOCOLS, TRUST_ANCHORS, type ScanErrorClass } from "./vocabulary";
 
 // ---------------------------------------------------------------------------
 // Field kinds: each states its acceptance rule once.
@@ -144,6 +144,14 @@ export const ScanResult = z.object({
   validation_path: list(PathEntry, 16, "Validation path, leaf to trust anchor"),
   has_error: z.boolean().describe("True if the scan failed entirely"),
   error: text(2000, "Error message, empty on success"),
+  error_class: z
+    .string()
+    .nullish()
+    .transform((v) => ((SCAN_ERROR_CLASSES as readonly string[]).includes(v ?? "") ? (v as ScanErrorClass) : null))
+    .describe(
+      `Why the scan failed (${SCAN_ERROR_CLASSES.join(", ")}); null on success. Agents before this field omit it (the service then reads the error text); ` +
+        "a value this version does not know is taken as null, so a newer agent is never refused for it",
+    ),
   // Details beyond the event fields
   cipher_preference: oneOf(CIPHER_PREFERENCES, "Whose suite order the server follows (highest version that tells)"),
   protocols_detail: list(ProtocolDetail, 8, "Per SSL/TLS version: accepted or not, its suites, notes"),

@@ -24,6 +24,20 @@ export type CipherPreference = (typeof CIPHER_PREFERENCES)[number];
 export const TRUST_ANCHORS = ["system", "root_ca"] as const;
 export type TrustAnchor = (typeof TRUST_ANCHORS)[number];
 
+/**
+ * Why a scan failed entirely (`has_error`), as a closed set the service turns into the
+ * target's collection state:
+ *   dns_resolution  the target's name did not resolve
+ *   connect         no TCP connection: refused, reset, unreachable
+ *   timeout         no complete answer within the time allowed
+ *   tls             the server answered but accepted no SSL/TLS version the scanner offered
+ *   protocol        the answer was not TLS (or the STARTTLS dialogue failed)
+ *   internal        a fault of the scanner itself
+ * A subset of the service's collection error classes (platform/collection/vocabulary.ts).
+ */
+export const SCAN_ERROR_CLASSES = ["dns_resolution", "connect", "timeout", "tls", "protocol", "internal"] as const;
+export type ScanErrorClass = (typeof SCAN_ERROR_CLASSES)[number];
+
 /** The agent endpoints, relative to the API base URL. */
 export const AGENT_PATHS = {
   lease: "/api/cert-watcher/agents/lease",

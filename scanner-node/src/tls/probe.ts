@@ -23,7 +23,10 @@ export interface Endpoint {
 export type ProbeOutcome =
   | { kind: "accepted"; serverHello: ServerHello; certificates?: Buffer[]; serverKeyExchange?: ServerKeyExchange }
   | { kind: "rejected"; reason: string; alert?: Alert }
-  | { kind: "unknown"; reason: string; fault: "timeout" | "connect" | "starttls" | "protocol" };
+  | { kind: "unknown"; reason: string; fault: FaultKind };
+
+/** Why a probe could not tell: no answer in time, no connection, a failed STARTTLS dialogue, an answer that is not TLS. */
+export type FaultKind = "timeout" | "connect" | "starttls" | "protocol";
 
 export interface ProbeOptions {
   /**

@@ -44,9 +44,9 @@ function spawnServer(cmd: string, args: string[], port: number, host = "127.0.0.
 }
 
 /** openssl s_server with extra options (e.g. ["-tls1_2", "-cipher", "..."]). */
-export async function opensslServer(opts: { cert: string; key: string; chain?: string; args?: string[]; host?: string }): Promise<Running> {
+export async function opensslServer(opts: { cert: string; key: string; chain?: string; args?: string[]; host?: string; port?: number }): Promise<Running> {
   const host = opts.host ?? "127.0.0.1";
-  const port = await freePort(host);
+  const port = opts.port ?? (await freePort(host));
   const args = ["s_server", "-accept", `${host}:${port}`, "-cert", opts.cert, "-key", opts.key, "-naccept", "1000000", "-quiet", "-www",
     ...(opts.chain ? ["-cert_chain", opts.chain] : []), ...(opts.args ?? [])];
   return spawnServer("openssl", args, port, host);

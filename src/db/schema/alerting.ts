@@ -9,6 +9,9 @@ import { id, organizationId, createdAt, updatedAt } from "./columns";
 
 const MODULES = ["ct-log", "dns-watcher", "rdap", "cert-watcher"] as const;
 const SEVERITIES = ["info", "low", "medium", "high", "critical"] as const;
+export const ALERT_STATUSES = ["fired", "suppressed"] as const;
+/** duplicate: this rule already alerted on the same content for the same asset within 24 h; throttled: within the rule's throttle_seconds for the subject. */
+export const SUPPRESSED_REASONS = ["duplicate", "throttled"] as const;
 
 export const alertTemplates = sqliteTable(
   "alert_templates",
@@ -92,9 +95,25 @@ export const alertHistory = sqliteTable(
     eventSummary: text("event_summary").notNull(),
     message: text("message", { mode: "json" }).$type<{ subject: string; body: string }>().notNull(),
     event: text("event", { mode: "json" }).$type<unknown>().notNull(),
+    /** When the rule matched (for a suppressed row: when it matched and was not sent). */
     firedAt: text("fired_at").notNull(),
+    /**
+     * `fired`: sent to the rule's channels. `suppressed`: the rule matched but nothing
+     * was sent (`suppressedReason` says why, `repeatsAlertId` which alert it repeats):
+     * kept so that no match ever disappears without a trace.
+     */
+    status: text("status", { enum: ALERT_STATUSES }).notNull().default("fired"),
+    suppressedReason: text("suppressed_reason", { enum: SUPPRESSED_REASONS }),
+    repeatsAlertId: integer("repeats_alert_id"),
+    /** Until when the same match stays suppressed (end of the de-duplication or throttle window). */
+    suppressedUntil: text("suppressed_until"),
+    /** The organization's monitored thing the event is about (e.g. `monitor:12|192.0.2.25`): with rule and content, the de-duplication key. */
+    asset: text("asset").notNull().default(""),
   },
-  (t) => [index("alert_history_org_module_fired_idx").on(t.organizationId, t.module, t.firedAt)],
+  (t) => [
+    index("alert_history_org_module_fired_idx").on(t.organizationId, t.module, t.firedAt),
+    index("alert_history_org_rule_fired_idx").on(t.organizationId, t.ruleId, t.firedAt),
+  ],
 );
 
 export const alertDeliveries = sqliteTable(

@@ -7,7 +7,8 @@
  * A scheduled job turns due targets into `cert_scan_jobs` rows (at most one open job
  * per target: a partial unique index); agents lease them, scan, and post a result that
  * becomes one `cert_scans` row (unique per job: the idempotency guard). A target keeps
- * a pointer to its latest scan, from which the monitor indicators are computed.
+ * a pointer to its latest scan, from which the monitor indicators are computed, and its
+ * collection state (did the last attempts obtain a TLS answer?).
  *
  * Scans carry the weekly audit's findings as flat columns (expired certificate, scan
  * failure, legacy protocol, weak suites, self-signed), so a report is one simple query.
@@ -19,7 +20,7 @@ import { STARTTLS_PROTOCOLS } from "@trust-plane/scan-contract/vocabulary";
 import type { FrameworkVerdict, WeakSuiteFinding } from "../../modules/cert-watcher/frameworks";
 import { CIPHER_STATUSES, PROTOCOL_STATUSES, VALIDATION_STATUSES } from "../../modules/cert-watcher/indicators";
 import { users } from "./platform";
-import { id, organizationId, createdAt, updatedAt } from "./columns";
+import { collectionColumns, id, organizationId, createdAt, updatedAt } from "./columns";
 
 export const certMonitors = sqliteTable(
   "cert_monitors",
@@ -59,6 +60,15 @@ export const certTargets = sqliteTable(
     lastScanAt: text("last_scan_at"),
     /** The newest scan of this target (indicators are computed from it). */
     lastScanId: integer("last_scan_id"),
+    /**
+     * Collection state (platform/collection): an attempt is a scan job answered (a result,
+     * failed or not) or one that went unanswered (its lease expired, or no agent took it
+     * within a scan interval: modules/cert-watcher/collection.ts).
+     */
+    lastAttemptAt: text("last_attempt_at"),
+    /** The newest scan that obtained a TLS answer (has_error false). */
+    lastSuccessAt: text("last_success_at"),
+    ...collectionColumns(),
   },
   (t) => [uniqueIndex("cert_targets_monitor_ip_unique").on(t.monitorId, t.ipAddress), index("cert_targets_org_idx").on(t.organizationId)],
 );
@@ -102,6 +112,11 @@ export const certScanJobs = sqliteTable(
     /** How many times it was handed to an agent (a crashed agent's job is re-leased). */
     attempts: integer("attempts").notNull().default(0),
     completedAt: text("completed_at"),
+    /**
+     * When the job's wait for an agent was last counted as a failed attempt of its target
+     * (no agent took it within a scan interval); null while it was not.
+     */
+    unleasedRecordedAt: text("unleased_recorded_at"),
   },
   (t) => [
     // Never two open jobs for one target.

@@ -197,6 +197,8 @@ export const ctTyposquatMatches = sqliteTable(
     /** Joined evidence ids: the sort key `evidence`. */
     evidenceKey: text("evidence_key").notNull(),
     editDistance: integer("edit_distance"),
+    /** "low" (an edit of a short protected label, uncorroborated) or "high" (typosquat/detect.ts confidenceOf). */
+    confidence: text("confidence").$type<"low" | "high">().notNull().default("high"),
     /** The cert.* fields of the first entry seen. */
     cert: text("cert", { mode: "json" }).$type<CtEventCert>().notNull(),
     detectedAt: text("detected_at").notNull(),

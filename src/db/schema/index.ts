@@ -7,3 +7,4 @@ export * from "./ct-log";
 export * from "./rdap";
 export * from "./dns-watcher";
 export * from "./reports";
+export * from "./identity";

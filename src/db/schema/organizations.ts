@@ -6,5 +6,7 @@ export const organizations = sqliteTable("organizations", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
   tier: text("tier", { enum: ["free", "pro", "enterprise"] }).notNull().default("free"),
+  /** Every member must sign in with a second factor (PUT /api/admin/security-policy). */
+  requireMfa: integer("require_mfa", { mode: "boolean" }).notNull().default(false),
   createdAt: text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`),
 });

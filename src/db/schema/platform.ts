@@ -70,8 +70,25 @@ export const sessions = sqliteTable(
     tokenHash: text("token_hash").notNull(),
     expiresAt: text("expires_at").notNull(),
     createdAt: createdAt(),
+    /** Refreshed at most every LAST_USED_RESOLUTION of a session (src/platform/auth.ts), never per request. */
+    lastUsedAt: text("last_used_at"),
+    /** The client address and user agent of the sign-in, as the sessions page shows them. */
+    clientIp: text("client_ip"),
+    userAgent: text("user_agent"),
+    /** How the session was signed in: password, password+totp, password+passkey, password+recovery_code, sso, signup, invitation. */
+    signInMethod: text("sign_in_method").notNull().default("password"),
+    /**
+     * The organization requires a second factor and the user has none: the session may
+     * only enroll one (src/platform/route.ts lets such a session reach only the routes
+     * that say so). Cleared once a factor is enrolled.
+     */
+    mfaEnrollmentRequired: integer("mfa_enrollment_required", { mode: "boolean" }).notNull().default(false),
   },
-  (t) => [uniqueIndex("sessions_token_hash_unique").on(t.tokenHash), index("sessions_expires_idx").on(t.expiresAt)],
+  (t) => [
+    uniqueIndex("sessions_token_hash_unique").on(t.tokenHash),
+    index("sessions_expires_idx").on(t.expiresAt),
+    index("sessions_user_idx").on(t.userId),
+  ],
 );
 
 export const apiTokens = sqliteTable(

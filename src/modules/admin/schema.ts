@@ -16,6 +16,8 @@ export const User = z
     weekly_audit_report_enabled: z.boolean(),
     created_at: z.string(),
     permissions: z.array(z.object({ module: z.string(), role: z.string() })),
+    mfa_enabled: z.boolean().openapi({ description: "Has a second factor (authenticator app or passkey)" }),
+    sso_only: z.boolean().openapi({ description: "Created by single sign-on: has no password" }),
   })
   .openapi("User");
 export const UserList = z.object({ users: z.array(User) }).openapi("UserList");

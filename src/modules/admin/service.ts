@@ -15,7 +15,9 @@ import { ASSIGNABLE_ROLES, findRole, type Permission } from "../../platform/perm
 import { TIER_LIMITS, usageOf, type Tier } from "../../platform/quotas";
 import { generateSecret, hashSecret } from "../../platform/secrets";
 import type { Tenant } from "../../platform/tenant";
+import { usersWithFactor } from "../auth/mfa/factors";
 import { displayedRoles, normalizeEmail } from "../auth/service";
+import { hasPassword } from "../../platform/passwords";
 
 export const INVITATION_DAYS = 7;
 
@@ -54,7 +56,7 @@ export function assertGrantable(roles: RoleAssignment[], held: ReadonlySet<Permi
   if (missing.size) throw forbidden(`Cannot grant roles with permissions you do not hold: ${[...missing].sort().join(", ")}`);
 }
 
-export function userView(u: typeof users.$inferSelect) {
+export function userView(u: typeof users.$inferSelect, mfaEnabled: boolean) {
   return {
     id: u.id,
     email: u.email,
@@ -63,11 +65,14 @@ export function userView(u: typeof users.$inferSelect) {
     weekly_audit_report_enabled: u.weeklyAuditReportEnabled,
     created_at: u.createdAt,
     permissions: displayedRoles(u),
+    mfa_enabled: mfaEnabled,
+    sso_only: !hasPassword(u),
   };
 }
 
 export async function listUsers(t: Tenant) {
-  return (await t.select(users, ne(users.status, "removed")).orderBy(users.id).all()).map(userView);
+  const withFactor = await usersWithFactor(t.db, t.organizationId);
+  return (await t.select(users, ne(users.status, "removed")).orderBy(users.id).all()).map((u) => userView(u, withFactor.has(u.id)));
 }
 
 export function listRoles() {

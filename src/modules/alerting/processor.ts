@@ -1,44 +1,96 @@
 /**
- * Alert evaluation: events in, fired alerts (history + one pending delivery per
- * channel) out. The rules of alerting live here; the organization's AlertState
- * Durable Object holds an AlertProcessor (its caches), provides the durable memory
- * for throttling and de-duplication, and runs deliveries from its alarm.
+ * Alert evaluation: events in, alerts (history + one pending delivery per channel)
+ * out. The rules of alerting live here; the organization's AlertState Durable Object
+ * holds an AlertProcessor (its caches), provides the durable memory for throttling and
+ * de-duplication, and runs deliveries from its alarm.
  *
  *   - compiled rules per module, compiled once per rule version (re-read at the
  *     latest every RULE_REFRESH_MS, or at once after `invalidate("rules")`)
  *   - the organization's rule lists compiled for lookups (re-read when the API says
  *     they changed, and at the latest every LIST_REFRESH_MS, half the minute a list change may take to reach rules)
- *   - an event seen before (same id, within DEDUP_TTL_MS) is dropped: delivery of
- *     events is at least once, alerts are not
+ *   - an event its producer hands over again (the same `id`, a retried batch) is not
+ *     evaluated again: it is the same event, already recorded
+ *   - de-duplication keys on the rule, the asset and the content: a rule that already
+ *     alerted on the same content for the same asset within DEDUP_TTL_MS does not send
+ *     it again (delivery of events is at least once, alerts are not); the same content
+ *     from another asset (a second monitor of one endpoint) alerts on its own
  *   - a rule fires at most once per `throttle_seconds` for the same subject
  *
+ * Nothing matched disappears: a match that is not sent (a duplicate, throttled) is an
+ * alert_history row with status "suppressed", its reason, the alert it repeats and
+ * until when such matches stay suppressed.
+ *
  * A batch (one call per organization per batch of a producer, e.g. the CT fan-out)
- * loads rules and lists once, reads and writes the memory in bulk and inserts every
- * fired alert in one D1 transaction: a backlog of thousands of events costs a few
- * round trips, not thousands.
+ * loads rules and lists once, reads and writes the memory in bulk and inserts the
+ * alerts in few D1 transactions: a backlog of thousands of events costs a few round
+ * trips, not thousands.
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { alertDeliveries, alertHistory, alertRules, alertTemplates } from "../../db/schema";
+import { alertDeliveries, alertHistory, alertRules, alertTemplates, type SUPPRESSED_REASONS } from "../../db/schema";
 import { loadListsForRules } from "../lists/service";
 import { tenantDb } from "../../platform/tenant";
-import type { BatchProcessResult, ProcessResult } from "./alert-state-contract";
+import type { BatchProcessResult, ProcessResult, SuppressionPreview } from "./alert-state-contract";
 import { compileRule, evaluate, prepareEvent, type CompiledRule } from "./cel/engine";
 import { compileListData, EMPTY_LIST_DATA, type ListData } from "./cel/list-data";
 import { renderTemplate } from "./cel/template";
 import type { ModuleName } from "./cel/variables";
-import { eventId, eventSubject, eventSummary } from "./subjects";
+import { eventAsset, eventId, eventSubject, eventSummary } from "./subjects";
 
 export const LIST_REFRESH_MS = 30_000;
 export const RULE_REFRESH_MS = 30_000;
 export const DEDUP_TTL_MS = 24 * 3_600_000;
-/** D1 statements per transaction when inserting fired alerts. */
+/** The longest throttle a rule may have (RuleBody): throttle memory older than this is forgotten. */
+export const MAX_THROTTLE_MS = 604_800_000;
+/** D1 statements per transaction when inserting alerts. */
 const STATEMENTS_PER_BATCH = 90;
 
-/** Durable memory of the processor: key -> time (ms). Keys: `evt:<module>:<id>` (seen), `thr:<rule>:<subject>` (last fired). */
+export type SuppressedReason = (typeof SUPPRESSED_REASONS)[number];
+
+/** What the memory keeps of an alert that was sent: when, and which history row it is. */
+export interface Remembered {
+  at: number;
+  /** null for entries written before alert ids were remembered. */
+  alertId: number | null;
+}
+
+/**
+ * Durable memory of the processor. Keys: `dup:<rule>:<asset>:<content hash>` (this rule
+ * sent this content for this asset), `thr:<rule>:<subject>` (this rule last sent for this
+ * subject) and `evt:<module>:<id>` (the producer handed over the event with this id).
+ */
 export interface AlertMemory {
-  getMany(keys: string[]): Promise<Map<string, number>>;
-  putMany(entries: Map<string, number>): Promise<void>;
+  getMany(keys: string[]): Promise<Map<string, Remembered>>;
+  putMany(entries: Map<string, Remembered>): Promise<void>;
+}
+
+export const dedupKey = (ruleId: number, asset: string, contentHash: string) => `dup:${ruleId}:${asset}:${contentHash}`;
+export const redeliveryKey = (module: ModuleName, id: string) => `evt:${module}:${id}`;
+export const throttleKey = (ruleId: number, subject: string) => `thr:${ruleId}:${subject}`;
+
+/** Why a match is not sent, or null when it is: duplicate first (the very same content), then throttle. */
+export interface Suppression {
+  reason: SuppressedReason;
+  /** The alert this match repeats; null when the memory predates alert ids. */
+  repeats: Remembered;
+  /** Until when (ms) the same match stays suppressed. */
+  until: number;
+}
+
+export function suppressionOf(
+  rule: { id: number; throttleSeconds: number },
+  keys: { dup: string; thr: string },
+  lookup: (key: string) => Remembered | undefined,
+  nowMs: number,
+): Suppression | null {
+  const dup = lookup(keys.dup);
+  if (dup && nowMs - dup.at < DEDUP_TTL_MS) return { reason: "duplicate", repeats: dup, until: dup.at + DEDUP_TTL_MS };
+  if (rule.throttleSeconds > 0) {
+    const last = lookup(keys.thr);
+    const window = rule.throttleSeconds * 1000;
+    if (last && nowMs - last.at < window) return { reason: "throttled", repeats: last, until: last.at + window };
+  }
+  return null;
 }
 
 interface LoadedRule {
@@ -53,10 +105,27 @@ interface LoadedRule {
 }
 
 export interface IncomingEvent {
-  /** Stable id for de-duplication; default: SHA-256 of the event's canonical JSON (or its `event_id`). */
+  /**
+   * The producer's identity of the event (e.g. the CT match): handed over again within
+   * 24 h it is not evaluated again. De-duplication of alerts keys on the content instead
+   * (SHA-256 of the canonical JSON, or its `event_id`), which is also the id without this.
+   */
   id?: string;
   event: Record<string, unknown>;
 }
+
+/** A rule that matched an event, and what becomes of it. */
+interface Match {
+  index: number;
+  rule: LoadedRule;
+  asset: string;
+  subject: string;
+  keys: { dup: string; thr: string };
+  suppression: Suppression | null;
+}
+
+/** A match sent earlier in the same batch: its alert id is known once inserted, by its position among those sent. */
+type SentInBatch = Remembered & { sentAs: number };
 
 export class AlertProcessor {
   private lists: { data: ListData; names: string[]; loadedAt: number } | null = null;
@@ -108,31 +177,36 @@ export class AlertProcessor {
 
   /**
    * Evaluates events of one module against the organization's enabled rules, in order;
-   * records each fired alert with one pending delivery per channel. Returns one result
-   * per event; the caller schedules delivery when something fired.
+   * records each match: sent (one pending delivery per channel) or suppressed (with its
+   * reason and the alert it repeats). Returns one result per event; the caller
+   * schedules delivery when something was sent.
    */
   async process(memory: AlertMemory, organizationId: number, module: ModuleName, incoming: readonly IncomingEvent[], nowMs: number): Promise<ProcessResult[]> {
-    const ids = await Promise.all(incoming.map((e) => (e.id ? Promise.resolve(e.id) : eventId(module, e.event))));
-    const results: ProcessResult[] = ids.map((id) => ({ event_id: id, duplicate: false, fired: [], throttled: [], errors: [] }));
-    const seen = await memory.getMany(ids.map((id) => `evt:${module}:${id}`));
+    const contents = await Promise.all(incoming.map((e) => eventId(module, e.event)));
+    const ids = incoming.map((e, i) => e.id ?? contents[i]);
+    const results: ProcessResult[] = ids.map((id) => ({ event_id: id, redelivered: false, duplicate: false, fired: [], suppressed: [], throttled: [], errors: [] }));
     const lists = await this.listData(organizationId, nowMs);
     const rules = await this.rulesOf(organizationId, module, lists.names, nowMs);
-    const firedAt = new Date(nowMs).toISOString();
-    const written = new Map<string, number>();
 
-    // Evaluate everything first; throttling state is read once for every subject that fired.
-    const firing: { index: number; rule: LoadedRule; subject: string }[] = [];
-    const batchSeen = new Set<string>();
+    // An event its producer hands over again (same id: a retried batch) is the same
+    // event, already evaluated and recorded: it is not a second match.
+    const deliveryKeys = incoming.map((e, i) => (e.id ? redeliveryKey(module, ids[i]) : null));
+    const delivered = await memory.getMany(deliveryKeys.filter((k): k is string => k !== null));
+    const written = new Map<string, Remembered>();
+
+    const matches: Match[] = [];
     incoming.forEach(({ event }, index) => {
-      const key = `evt:${module}:${ids[index]}`;
-      const at = seen.get(key);
-      if ((at !== undefined && nowMs - at < DEDUP_TTL_MS) || batchSeen.has(key)) {
-        results[index].duplicate = true;
-        return;
+      const key = deliveryKeys[index];
+      if (key) {
+        const before = written.get(key) ?? delivered.get(key);
+        if (before && nowMs - before.at < DEDUP_TTL_MS) {
+          results[index].redelivered = true;
+          return;
+        }
+        written.set(key, { at: nowMs, alertId: null });
       }
-      batchSeen.add(key);
-      written.set(key, nowMs);
       const prepared = prepareEvent(module, event);
+      const asset = eventAsset(module, event);
       const subject = eventSubject(module, event);
       for (const rule of rules) {
         if (!rule.compiled) {
@@ -141,61 +215,113 @@ export class AlertProcessor {
         }
         const r = evaluate(rule.compiled, prepared, lists.data);
         if (r.error) results[index].errors.push({ rule_id: rule.id, error: r.error });
-        if (r.matched) firing.push({ index, rule, subject });
+        if (r.matched) matches.push({ index, rule, asset, subject, keys: { dup: dedupKey(rule.id, asset, contents[index]), thr: throttleKey(rule.id, subject) }, suppression: null });
       }
     });
-    const throttleKeys = [...new Set(firing.filter((f) => f.rule.throttleSeconds > 0).map((f) => `thr:${f.rule.id}:${f.subject}`))];
-    const lastFired = await memory.getMany(throttleKeys);
+    if (!matches.length) {
+      await memory.putMany(written);
+      return results;
+    }
+
+    // Decide in event order: a match sent earlier in this batch counts like one remembered.
+    const remembered = await memory.getMany([...new Set(matches.flatMap((m) => (m.rule.throttleSeconds > 0 ? [m.keys.dup, m.keys.thr] : [m.keys.dup])))]);
+    const sentInBatch = new Map<string, SentInBatch>();
+    const sent: Match[] = [];
+    for (const m of matches) {
+      m.suppression = suppressionOf(m.rule, m.keys, (k) => sentInBatch.get(k) ?? remembered.get(k), nowMs);
+      if (m.suppression) continue;
+      const mark: SentInBatch = { at: nowMs, alertId: null, sentAs: sent.length };
+      sent.push(m);
+      sentInBatch.set(m.keys.dup, mark);
+      if (m.rule.throttleSeconds > 0) sentInBatch.set(m.keys.thr, mark);
+    }
 
     const db = this.db();
-    const statements: { index: number; rule: LoadedRule; group: unknown[] }[] = [];
-    for (const f of firing) {
-      const key = `thr:${f.rule.id}:${f.subject}`;
-      if (f.rule.throttleSeconds > 0) {
-        const last = written.get(key) ?? lastFired.get(key);
-        if (last !== undefined && nowMs - last < f.rule.throttleSeconds * 1000) {
-          results[f.index].throttled.push(f.rule.id);
-          continue;
-        }
-        written.set(key, nowMs);
-      }
-      const event = incoming[f.index].event;
+    const firedAt = new Date(nowMs).toISOString();
+    const row = (m: Match) => {
+      const event = incoming[m.index].event;
       const summary = eventSummary(module, event);
-      const message = f.rule.template
-        ? { subject: renderTemplate(f.rule.template.subject, event), body: renderTemplate(f.rule.template.body, event) }
-        : { subject: `[${f.rule.severity}] ${f.rule.name}: ${summary}`, body: `${summary}\n\nRule: ${f.rule.name} (${f.rule.severity})\nModule: ${module}\nEvent:\n${JSON.stringify(event, null, 2)}` };
-      statements.push({
-        index: f.index,
-        rule: f.rule,
-        group: [
+      const message = m.rule.template
+        ? { subject: renderTemplate(m.rule.template.subject, event), body: renderTemplate(m.rule.template.body, event) }
+        : { subject: `[${m.rule.severity}] ${m.rule.name}: ${summary}`, body: `${summary}\n\nRule: ${m.rule.name} (${m.rule.severity})\nModule: ${module}\nEvent:\n${JSON.stringify(event, null, 2)}` };
+      return { organizationId, module, ruleId: m.rule.id, ruleName: m.rule.name, severity: m.rule.severity, subject: m.subject, asset: m.asset, eventId: ids[m.index], eventSummary: summary, message, event, firedAt };
+    };
+
+    // 1. Sent alerts, each with its deliveries, whole per transaction.
+    const sentIds = await this.insertInBatches(
+      sent.map((m) => [
+        db.insert(alertHistory).values(row(m)).returning({ id: alertHistory.id }),
+        ...m.rule.channelIds.map((channelId) => db.insert(alertDeliveries).values({ organizationId, historyId: sqlLastHistoryId(), channelId, status: "pending", nextAttemptAt: firedAt, updatedAt: firedAt })),
+      ]),
+    );
+    sent.forEach((m, i) => {
+      results[m.index].fired.push({ rule_id: m.rule.id, history_id: sentIds[i] });
+      written.set(m.keys.dup, { at: nowMs, alertId: sentIds[i] });
+      if (m.rule.throttleSeconds > 0) written.set(m.keys.thr, { at: nowMs, alertId: sentIds[i] });
+    });
+
+    // 2. Suppressed matches, naming the alert they repeat (sent earlier, or just now).
+    const suppressed = matches.filter((m) => m.suppression);
+    const repeatsOf = (s: Suppression) => ("sentAs" in s.repeats ? sentIds[(s.repeats as SentInBatch).sentAs] : s.repeats.alertId);
+    const suppressedIds = await this.insertInBatches(
+      suppressed.map((m) => {
+        const s = m.suppression!;
+        return [
           db
             .insert(alertHistory)
-            .values({ organizationId, module, ruleId: f.rule.id, ruleName: f.rule.name, severity: f.rule.severity, subject: f.subject, eventId: ids[f.index], eventSummary: summary, message, event, firedAt })
+            .values({ ...row(m), status: "suppressed", suppressedReason: s.reason, repeatsAlertId: repeatsOf(s), suppressedUntil: new Date(s.until).toISOString() })
             .returning({ id: alertHistory.id }),
-          ...f.rule.channelIds.map((channelId) =>
-            db.insert(alertDeliveries).values({ organizationId, historyId: sqlLastHistoryId(), channelId, status: "pending", nextAttemptAt: firedAt, updatedAt: firedAt }),
-          ),
-        ],
-      });
-    }
-    // Whole alerts (history + its deliveries) per transaction.
-    for (let i = 0; i < statements.length; ) {
-      const chunk: typeof statements = [];
-      let size = 0;
-      while (i < statements.length && (chunk.length === 0 || size + statements[i].group.length <= STATEMENTS_PER_BATCH)) {
-        size += statements[i].group.length;
-        chunk.push(statements[i++]);
-      }
-      const out = await db.batch(chunk.flatMap((c) => c.group) as [never, ...never[]]);
-      let at = 0;
-      for (const c of chunk) {
-        const [row] = out[at] as { id: number }[];
-        results[c.index].fired.push({ rule_id: c.rule.id, history_id: row.id });
-        at += c.group.length;
-      }
-    }
+        ];
+      }),
+    );
+    suppressed.forEach((m, i) => {
+      const s = m.suppression!;
+      results[m.index].suppressed.push({ rule_id: m.rule.id, history_id: suppressedIds[i], reason: s.reason, repeats_alert_id: repeatsOf(s) });
+      if (s.reason === "throttled") results[m.index].throttled.push(m.rule.id);
+    });
+    for (const r of results) r.duplicate = r.suppressed.length > 0 && r.fired.length === 0 && r.suppressed.every((x) => x.reason === "duplicate");
+
     await memory.putMany(written);
     return results;
+  }
+
+  /** Runs groups of statements (each group whole in one transaction); the id returned by each group's first statement. */
+  private async insertInBatches(groups: unknown[][]): Promise<number[]> {
+    const ids: number[] = [];
+    for (let i = 0; i < groups.length; ) {
+      const chunk: unknown[][] = [];
+      let size = 0;
+      while (i < groups.length && (chunk.length === 0 || size + groups[i].length <= STATEMENTS_PER_BATCH)) {
+        size += groups[i].length;
+        chunk.push(groups[i++]);
+      }
+      const out = await this.db().batch(chunk.flat() as [never, ...never[]]);
+      let at = 0;
+      for (const g of chunk) {
+        ids.push((out[at] as { id: number }[])[0].id);
+        at += g.length;
+      }
+    }
+    return ids;
+  }
+
+  /**
+   * What would become of a match of `rule` on `event` now: sent, or suppressed and why
+   * (the rule test endpoint's answer for a real event). Reads the memory, changes nothing.
+   */
+  async preview(memory: AlertMemory, module: ModuleName, rule: { id: number; throttleSeconds: number }, event: Record<string, unknown>, nowMs: number): Promise<SuppressionPreview> {
+    const asset = eventAsset(module, event);
+    const subject = eventSubject(module, event);
+    const id = await eventId(module, event);
+    const keys = { dup: dedupKey(rule.id, asset, id), thr: throttleKey(rule.id, subject) };
+    const remembered = await memory.getMany([keys.dup, keys.thr]);
+    const s = suppressionOf(rule, keys, (k) => remembered.get(k), nowMs);
+    return {
+      asset,
+      subject,
+      event_id: id,
+      suppression: s ? { reason: s.reason, repeats_alert_id: s.repeats.alertId, until: new Date(s.until).toISOString() } : null,
+    };
   }
 }
 
@@ -205,8 +331,10 @@ export function summarize(results: readonly ProcessResult[]): BatchProcessResult
   for (const r of results) for (const e of r.errors) if (!errors.has(e.rule_id)) errors.set(e.rule_id, e.error);
   return {
     events: results.length,
+    redelivered: results.filter((r) => r.redelivered).length,
     duplicates: results.filter((r) => r.duplicate).length,
     fired: results.flatMap((r) => r.fired.map((f) => ({ ...f, event_id: r.event_id }))),
+    suppressed: results.flatMap((r) => r.suppressed.map((x) => ({ ...x, event_id: r.event_id }))),
     throttled: results.reduce((n, r) => n + r.throttled.length, 0),
     errors: [...errors].map(([rule_id, error]) => ({ rule_id, error })),
   };

@@ -12,7 +12,7 @@ import { body, defineRoute, json } from "../../platform/route";
 import { introspect } from "./cel/introspection";
 import { MODULE_NAMES, type ModuleName } from "./cel/variables";
 import * as channels from "./channels";
-import { notifyAlertState } from "./emit";
+import { alertStateOf, notifyAlertState } from "./emit";
 import * as s from "./schema";
 import * as alerting from "./service";
 
@@ -32,6 +32,7 @@ function moduleRoutes(m: ModuleName) {
     }),
     testRule: defineRoute({
       method: "post", path: `${rules}/test`, tags, summary: "Evaluate an expression against an example event without saving",
+      description: "With `rule_id` (a saved rule), the answer also says what a real event like this one would become now under that rule: sent (`would_fire`), `would_be_suppressed` (a duplicate of an alert of the last 24 h for the same asset, or throttled) with the alert it repeats and until when, or `rule_disabled`. Nothing is sent or recorded.",
       access: p("view_alert_rules"), request: { body: body(s.TestBody) }, responses: { 200: json(s.TestResult) },
     }),
     getRule: defineRoute({ method: "get", path: `${rules}/{rule_id}`, tags, summary: "One alert rule", access: p("view_alert_rules"), request: { params: s.RuleIdParam }, responses: { 200: json(s.Rule) } }),
@@ -65,7 +66,7 @@ function moduleRoutes(m: ModuleName) {
       request: { params: s.TemplateIdParam }, responses: { 200: json(s.Message) },
     }),
     history: defineRoute({
-      method: "get", path: `/api/${m}/alert-history`, tags, summary: "Fired alerts with per-channel delivery status, newest first",
+      method: "get", path: `/api/${m}/alert-history`, tags, summary: "Alerts, newest first: each match sent (with per-channel delivery status) or suppressed (with why and the alert it repeats)",
       access: p("view_alerts"), request: { query: s.HistoryQuery }, responses: { 200: json(s.History) },
     }),
     introspection: defineRoute({
@@ -108,7 +109,7 @@ export function registerAlertingRoutes(app: OpenAPIHono<AppEnv>) {
   for (const m of MODULE_NAMES) {
     const r = moduleRoutes(m);
     const rulesChanged = (c: AppContext) => notifyAlertState(c.env, tenantOf(c).organizationId, "rules");
-    app.openapi(r.listRules, async (c) => c.json({ rules: await alerting.listRules(tenantOf(c), m) }, 200));
+    app.openapi(r.listRules, async (c) => c.json({ rules: await alerting.listRules(tenantOf(c), m, c.get("now")) }, 200));
     app.openapi(r.createRule, async (c) => {
       const out = await alerting.createRule(tenantOf(c), m, c.req.valid("json"), c.get("now"));
       await rulesChanged(c);
@@ -116,9 +117,12 @@ export function registerAlertingRoutes(app: OpenAPIHono<AppEnv>) {
     });
     app.openapi(r.testRule, async (c) => {
       const b = c.req.valid("json");
-      return c.json(await alerting.testRule(tenantOf(c), m, b.expression, b.event), 200);
+      const organizationId = tenantOf(c).organizationId;
+      const now = c.get("now").getTime();
+      const preview: alerting.PreviewSuppression = (rule, event) => alertStateOf(c.env, organizationId).preview(m, rule, event, now);
+      return c.json(await alerting.testRule(tenantOf(c), m, b.expression, b.event, { ruleId: b.rule_id, preview }), 200);
     });
-    app.openapi(r.getRule, async (c) => c.json(await alerting.getRule(tenantOf(c), m, c.req.valid("param").rule_id), 200));
+    app.openapi(r.getRule, async (c) => c.json(await alerting.getRule(tenantOf(c), m, c.req.valid("param").rule_id, c.get("now")), 200));
     app.openapi(r.putRule, async (c) => {
       const out = await alerting.replaceRule(tenantOf(c), m, c.req.valid("param").rule_id, c.req.valid("json"), c.get("now"));
       await rulesChanged(c);
@@ -149,7 +153,7 @@ export function registerAlertingRoutes(app: OpenAPIHono<AppEnv>) {
     });
     app.openapi(r.history, async (c) => {
       const q = c.req.valid("query");
-      return c.json(await alerting.listHistory(tenantOf(c), m, q.limit, q.offset), 200);
+      return c.json(await alerting.listHistory(tenantOf(c), m, q), 200);
     });
     app.openapi(r.introspection, async (c) => c.json(introspect(m), 200));
   }

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { SEVERITIES } from "./service";
+import { ALERT_STATUSES, SUPPRESSED_REASONS } from "../../db/schema";
 import { limitOffsetQuery, pathId } from "../../platform/paging";
 import { refuseUnsafeText, safeMultilineText, safeText } from "../../platform/text";
 import { MAX_EXPRESSION_BYTES } from "./cel/engine";
@@ -36,6 +37,12 @@ export const Rule = z
     template_id: z.number().int().nullable(),
     channel_ids: z.array(z.number().int()),
     throttle_seconds: z.number().int(),
+    alerts_last_24h: z
+      .object({
+        fired: z.number().int().openapi({ description: "Matches sent to the rule's channels" }),
+        suppressed: z.number().int().openapi({ description: "Matches not sent: duplicates of an alert of the last 24 h, or throttled (see the alert history)" }),
+      })
+      .openapi({ description: "The rule's matches in the 24 hours before the request" }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -55,9 +62,28 @@ export const TestBody = z
         if (bytes > MAX_TEST_EVENT_BYTES) ctx.addIssue({ code: "custom", message: `the example event is ${bytes} bytes as JSON; at most ${MAX_TEST_EVENT_BYTES} are evaluated` });
       })
       .openapi({ description: `An example event of the module, at most ${MAX_TEST_EVENT_BYTES / 1024} KiB as JSON` }),
+    rule_id: z.number().int().positive().optional().openapi({ description: "A saved rule of the module: the answer also says whether a real event like this one would be sent now or suppressed (duplicate, throttled) and why" }),
   })
   .openapi("AlertRuleTest");
-export const TestResult = z.object({ matched: z.boolean(), error: z.string().nullable() }).openapi("AlertRuleTestResult");
+export const TestResult = z
+  .object({
+    matched: z.boolean(),
+    error: z.string().nullable(),
+    outcome: z.enum(["no_match", "error", "would_fire", "would_be_suppressed", "rule_disabled"]).openapi({
+      description: "would_be_suppressed and rule_disabled only with rule_id: what a real event like this one would become now under the saved rule",
+    }),
+    explanation: z.string().openapi({ description: "The outcome in words" }),
+    suppression: z
+      .object({
+        reason: z.enum(SUPPRESSED_REASONS),
+        repeats_alert_id: z.number().int().nullable().openapi({ description: "The alert (history id) this match would repeat" }),
+        until: z.string().openapi({ description: "Until when the same match stays suppressed" }),
+        asset: z.string(),
+        subject: z.string(),
+      })
+      .nullable(),
+  })
+  .openapi("AlertRuleTestResult");
 
 export const TemplateBody = z
   .object({
@@ -69,7 +95,10 @@ export const TemplateBody = z
 export const Template = TemplateBody.extend({ id: z.number().int(), created_at: z.string(), updated_at: z.string() }).openapi("AlertTemplate");
 export const TemplateList = z.object({ templates: z.array(Template) });
 
-export const HistoryQuery = limitOffsetQuery({ defaultLimit: 20, maxLimit: 100 });
+export const HistoryQuery = limitOffsetQuery({ defaultLimit: 20, maxLimit: 100 }).extend({
+  status: z.enum(ALERT_STATUSES).optional().openapi({ description: "Only sent (fired) or only suppressed matches; default both" }),
+  rule_id: z.coerce.number().int().positive().optional().openapi({ description: "Only this rule's" }),
+});
 export const History = z
   .object({
     alerts: z.array(
@@ -79,10 +108,17 @@ export const History = z
         rule_name: z.string(),
         severity: z.string(),
         subject: z.string(),
+        asset: z.string().openapi({ description: "The monitored thing the event concerns (with the rule and the content: the de-duplication key)" }),
         event_id: z.string(),
         event_summary: z.string(),
         message: z.object({ subject: z.string(), body: z.string() }),
-        fired_at: z.string(),
+        fired_at: z.string().openapi({ description: "When the rule matched" }),
+        status: z.enum(ALERT_STATUSES).openapi({ description: "fired: sent to the rule's channels; suppressed: matched but not sent (suppressed_reason)" }),
+        suppressed_reason: z.enum(SUPPRESSED_REASONS).nullable().openapi({
+          description: "duplicate: the rule already alerted on the same content for the same asset within 24 h; throttled: within the rule's throttle_seconds for the same subject",
+        }),
+        repeats_alert_id: z.number().int().nullable().openapi({ description: "The alert a suppressed match repeats" }),
+        suppressed_until: z.string().nullable().openapi({ description: "Until when the same match stays suppressed" }),
         deliveries: z.array(
           z.object({
             channel_id: z.number().int(),

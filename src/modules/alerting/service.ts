@@ -4,7 +4,7 @@
  * save (400 with the position), list references are recorded so a referenced list
  * cannot be deleted, and the organization's AlertState is told to recompile.
  */
-import { desc, eq, inArray, sql } from "drizzle-orm";
+import { and, count, desc, eq, gte, inArray, sql } from "drizzle-orm";
 import { alertDeliveries, alertHistory, alertRuleLists, alertRules, alertTemplates, notificationChannels } from "../../db/schema";
 import { badRequest, notFound, type ErrorDetail } from "../../platform/errors";
 import { readPage } from "../../platform/paging";
@@ -14,6 +14,8 @@ import { compileRule, evaluate, type CelError } from "./cel/engine";
 import { compileListData } from "./cel/list-data";
 import { validateTemplate } from "./cel/template";
 import type { ModuleName } from "./cel/variables";
+import type { SuppressionPreview } from "./alert-state-contract";
+import { DEDUP_TTL_MS } from "./processor";
 
 export const SEVERITIES = ["info", "low", "medium", "high", "critical"] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -28,7 +30,14 @@ export interface RuleInput {
   throttle_seconds?: number;
 }
 
-function ruleView(r: typeof alertRules.$inferSelect) {
+/** Matches of a rule in the last 24 h: sent, and not sent (duplicate or throttled). */
+interface RuleActivity {
+  fired: number;
+  suppressed: number;
+}
+const NO_ACTIVITY: RuleActivity = { fired: 0, suppressed: 0 };
+
+function ruleView(r: typeof alertRules.$inferSelect, activity: RuleActivity = NO_ACTIVITY) {
   return {
     id: r.id,
     name: r.name,
@@ -38,9 +47,29 @@ function ruleView(r: typeof alertRules.$inferSelect) {
     template_id: r.templateId,
     channel_ids: r.channelIds,
     throttle_seconds: r.throttleSeconds,
+    alerts_last_24h: activity,
     created_at: r.createdAt,
     updated_at: r.updatedAt,
   };
+}
+
+/** Per rule of the module, how many matches were sent and suppressed in the 24 h before `now`. */
+async function ruleActivity(t: Tenant, module: ModuleName, now: Date, ruleId?: number): Promise<Map<number, RuleActivity>> {
+  const since = new Date(now.getTime() - 24 * 3_600_000).toISOString();
+  const rows = await t.db
+    .select({ ruleId: alertHistory.ruleId, status: alertHistory.status, n: count() })
+    .from(alertHistory)
+    .where(t.where(alertHistory, eq(alertHistory.module, module), gte(alertHistory.firedAt, since), ruleId === undefined ? undefined : eq(alertHistory.ruleId, ruleId)))
+    .groupBy(alertHistory.ruleId, alertHistory.status)
+    .all();
+  const out = new Map<number, RuleActivity>();
+  for (const r of rows) {
+    if (r.ruleId === null) continue;
+    const a = out.get(r.ruleId) ?? { ...NO_ACTIVITY };
+    a[r.status] += r.n;
+    out.set(r.ruleId, a);
+  }
+  return out;
 }
 
 const whereIn = (e: CelError) => (e.position ? ` at line ${e.position.line}, column ${e.position.column}` : "");
@@ -75,8 +104,9 @@ async function checkReferences(t: Tenant, module: ModuleName, input: RuleInput) 
   return ids;
 }
 
-export async function listRules(t: Tenant, module: ModuleName) {
-  return (await t.select(alertRules, eq(alertRules.module, module)).orderBy(alertRules.id).all()).map(ruleView);
+export async function listRules(t: Tenant, module: ModuleName, now: Date) {
+  const [rules, activity] = await Promise.all([t.select(alertRules, eq(alertRules.module, module)).orderBy(alertRules.id).all(), ruleActivity(t, module, now)]);
+  return rules.map((r) => ruleView(r, activity.get(r.id)));
 }
 
 /** A rule of this module and organization, or 404. */
@@ -86,8 +116,9 @@ async function ruleOf(t: Tenant, module: ModuleName, id: number) {
   return r;
 }
 
-export async function getRule(t: Tenant, module: ModuleName, id: number) {
-  return ruleView(await ruleOf(t, module, id));
+export async function getRule(t: Tenant, module: ModuleName, id: number, now: Date) {
+  const [rule, activity] = await Promise.all([ruleOf(t, module, id), ruleActivity(t, module, now, id)]);
+  return ruleView(rule, activity.get(rule.id));
 }
 
 export async function createRule(t: Tenant, module: ModuleName, input: RuleInput, now: Date) {
@@ -158,15 +189,40 @@ export async function deleteRule(t: Tenant, module: ModuleName, id: number) {
   return { message: "Alert rule deleted" };
 }
 
-/** Evaluates an expression against an example event with the organization's current lists; saves nothing. */
-export async function testRule(t: Tenant, module: ModuleName, expression: string, event: Record<string, unknown>) {
+/** Asks the organization's alert state what would become of a match now (a port: the service does not know the Durable Object). */
+export type PreviewSuppression = (rule: { id: number; throttleSeconds: number }, event: Record<string, unknown>) => Promise<SuppressionPreview>;
+
+const minutes = (ms: number) => (ms >= 3_600_000 ? `${Math.round(ms / 3_600_000)} h` : ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`);
+
+/**
+ * Evaluates an expression against an example event with the organization's current lists;
+ * saves nothing. With `ruleId`, also says what a real event like this one would become
+ * now under that saved rule: sent, suppressed (duplicate or throttled, repeating which
+ * alert, until when), or not evaluated at all (the rule is disabled).
+ */
+export async function testRule(t: Tenant, module: ModuleName, expression: string, event: Record<string, unknown>, opts: { ruleId?: number; preview?: PreviewSuppression } = {}) {
+  const rule = opts.ruleId === undefined ? null : await ruleOf(t, module, opts.ruleId);
   const lists = await loadListsForRules(t);
   const compiled = compileRule(module, expression, lists.map((l) => l.name));
   if (!compiled.ok) {
-    return { matched: false, error: describeCelError(compiled) };
+    const error = describeCelError(compiled);
+    return { matched: false, error, outcome: "error" as const, explanation: `The expression does not compile: ${error}`, suppression: null };
   }
   const r = evaluate(compiled, event, compileListData(lists));
-  return { matched: r.matched, error: r.error ?? null };
+  const base = { matched: r.matched, error: r.error ?? null };
+  if (r.error && !r.matched) return { ...base, outcome: "error" as const, explanation: `Evaluating the expression on this event failed: ${r.error}`, suppression: null };
+  if (!r.matched) return { ...base, outcome: "no_match" as const, explanation: "The expression is false for this event: no alert.", suppression: null };
+  if (!rule || !opts.preview) return { ...base, outcome: "would_fire" as const, explanation: "The expression is true for this event: an alert would be sent.", suppression: null };
+  if (!rule.enabled) return { ...base, outcome: "rule_disabled" as const, explanation: `The rule "${rule.name}" is disabled: a real event is not evaluated against it.`, suppression: null };
+  const p = await opts.preview({ id: rule.id, throttleSeconds: rule.throttleSeconds }, event);
+  if (!p.suppression) return { ...base, outcome: "would_fire" as const, explanation: `The rule "${rule.name}" would send an alert for ${p.asset} now.`, suppression: null };
+  const s = p.suppression;
+  const repeats = s.repeats_alert_id === null ? "an earlier alert" : `alert #${s.repeats_alert_id}`;
+  const explanation =
+    s.reason === "duplicate"
+      ? `Suppressed as a duplicate: the rule "${rule.name}" already alerted on this same event for ${p.asset} (${repeats}); the same content for the same asset is sent once per ${minutes(DEDUP_TTL_MS)}, until ${s.until}. It would be recorded in the history as suppressed.`
+      : `Throttled: the rule "${rule.name}" sent ${repeats} for the subject ${p.subject} less than ${minutes(rule.throttleSeconds * 1000)} ago (its throttle); matches are suppressed until ${s.until}. It would be recorded in the history as suppressed.`;
+  return { ...base, outcome: "would_be_suppressed" as const, explanation, suppression: { reason: s.reason, repeats_alert_id: s.repeats_alert_id, until: s.until, asset: p.asset, subject: p.subject } };
 }
 
 // ---- templates ----------------------------------------------------------------------
@@ -229,8 +285,9 @@ export async function deleteTemplate(t: Tenant, module: ModuleName, id: number) 
 
 // ---- history ------------------------------------------------------------------------
 
-export async function listHistory(t: Tenant, module: ModuleName, limit: number, offset: number) {
-  const ofModule = eq(alertHistory.module, module);
+export async function listHistory(t: Tenant, module: ModuleName, q: { limit: number; offset: number; status?: "fired" | "suppressed"; rule_id?: number }) {
+  const { limit, offset } = q;
+  const ofModule = and(eq(alertHistory.module, module), q.status ? eq(alertHistory.status, q.status) : undefined, q.rule_id !== undefined ? eq(alertHistory.ruleId, q.rule_id) : undefined);
   const { rows, total } = await readPage(
     t.select(alertHistory, ofModule).orderBy(desc(alertHistory.firedAt), desc(alertHistory.id)).limit(limit).offset(offset),
     t.countQuery(alertHistory, ofModule),
@@ -250,10 +307,15 @@ export async function listHistory(t: Tenant, module: ModuleName, limit: number, 
       rule_name: h.ruleName,
       severity: h.severity,
       subject: h.subject,
+      asset: h.asset,
       event_id: h.eventId,
       event_summary: h.eventSummary,
       message: h.message,
       fired_at: h.firedAt,
+      status: h.status,
+      suppressed_reason: h.suppressedReason,
+      repeats_alert_id: h.repeatsAlertId,
+      suppressed_until: h.suppressedUntil,
       deliveries: deliveries
         .filter((x) => x.d.historyId === h.id)
         .map(({ d, name, kind }) => ({

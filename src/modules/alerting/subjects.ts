@@ -1,7 +1,8 @@
 /**
- * Per-module facts about events that alerting needs: what an event is about (the
- * throttling subject), a one-line summary for history and messages, and a stable
- * event id for de-duplication.
+ * Per-module facts about events that alerting needs: which of the organization's
+ * monitored things it concerns (the asset: with the rule and the content, the
+ * de-duplication key), what it is about (the throttling subject), a one-line summary
+ * for history and messages, and a stable event id (its content) for de-duplication.
  */
 import { isCollectionEventType } from "../../platform/collection/event";
 import { sha256Hex } from "../../platform/secrets";
@@ -10,6 +11,24 @@ import type { ModuleName } from "./cel/variables";
 type Ev = Record<string, any>;
 
 const get = (e: Ev, path: string): any => path.split(".").reduce<any>((o, k) => (o == null ? undefined : o[k]), e);
+
+/**
+ * The organization's monitored thing the event concerns: the CT filter that matched (or
+ * the CT log a collection event is about), the DNS or RDAP domain, the certificate
+ * monitor and the address it scanned. Two monitors of one endpoint are two assets, so
+ * identical scan results of both each alert.
+ */
+export function eventAsset(module: ModuleName, e: Ev): string {
+  switch (module) {
+    case "ct-log":
+      return isCollectionEventType(e.event_type) ? `log:${get(e, "log.log_id") || get(e, "log.url") || ""}` : `filter:${e.filter_id ?? ""}`;
+    case "rdap":
+    case "dns-watcher":
+      return `domain:${e.domain ?? ""}`;
+    case "cert-watcher":
+      return `monitor:${e.monitor_id ?? e.monitor_cn ?? ""}|${e.ip_address ?? ""}`;
+  }
+}
 
 export function eventSubject(module: ModuleName, e: Ev): string {
   switch (module) {

@@ -1,11 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { principalOf, type AppEnv } from "../../platform/context";
+import { principalOf, type AppContext, type AppEnv } from "../../platform/context";
 import { ApiError } from "../../platform/errors";
 import { body, defineRoute, json } from "../../platform/route";
 import { clearSessionCookie, CONSOLE_HEADER, deliverSession } from "../../platform/session-cookie";
+import { completeSecondFactor } from "./mfa/second-step";
+import { registerMfaRoutes } from "./mfa/routes";
 import * as s from "./schema";
 import * as auth from "./service";
-import { throttledLogin } from "./throttle";
+import * as sessions from "./sessions";
 
 const tags = ["Accounts"];
 const cookieNote = `With the header \`${CONSOLE_HEADER}: 1\` (the web console) the session is set as an HttpOnly, SameSite=Strict cookie and \`token\` is left out of the body; cookie-authenticated calls that change something must then carry the same header (CSRF).`;
@@ -20,25 +22,71 @@ export const signupRoute = defineRoute({
 });
 
 export const loginRoute = defineRoute({
-  method: "post", path: "/api/auth/login", tags, summary: "Log in; returns a 12-hour session token",
-  description: `Wrong credentials and disabled users: 401, same message. Failed attempts are throttled per account (from the 5th consecutive failure) and per client address (from the 20th) with delays that double with every further failure, up to 15 minutes: during a delay every attempt, even with the right password, is 429 \`rate_limited\` with Retry-After. An unknown account is throttled exactly like a known one.\n\n${cookieNote}`,
+  method: "post", path: "/api/auth/login", tags, summary: "Sign in with a password: a 12-hour session, or the second step's token",
+  description: [
+    "Wrong credentials and disabled users: 401, same message. A user with a second factor gets `200 {mfa_required: true, mfa_token, methods}` instead of a session: complete it with POST /api/auth/login/mfa within 5 minutes. A member whose email domain the organization's single sign-on enforces: 403 `sso_required` (after the password was checked).",
+    "Throttling (docs/identity.md): failures are counted per account and client address; from the 5th consecutive failure that address waits for a delay that doubles with every further failure, up to 15 minutes, and from the 20th failure of one address (any account) so does the address. During a delay every attempt, even with the right password, is 429 `rate_limited` with Retry-After. Failures from other addresses never lock yours. An account failing 50 times in a day from many addresses is under attack: its owner is emailed, and a password alone signs in only from an address the account used before (a second factor or SSO still does). An unknown account is throttled exactly like a known one.",
+    cookieNote,
+  ].join("\n\n"),
   access: { public: true },
-  audit: { action: "auth.login", targetType: "session" },
+  audit: { action: "auth.login", targetType: "user" },
   request: { body: body(s.LoginRequest) },
-  responses: { 200: json(s.SessionResponse) },
+  responses: { 200: json(s.LoginResponse) },
+});
+
+export const loginMfaRoute = defineRoute({
+  method: "post", path: "/api/auth/login/mfa", tags, summary: "Complete a sign-in with its second factor",
+  description: `One of \`code\` (the authenticator app), \`recovery_code\` (used up) or \`webauthn\` (a passkey's assertion for the \`webauthn\` options of the login answer). A wrong proof is 401 and counts toward the sign-in throttle like a wrong password; after 5 the token is spent. An expired, completed or unknown token: 401 \`token_expired\` (enter the password again).\n\n${cookieNote}`,
+  access: { public: true },
+  audit: { action: "auth.login", targetType: "user" },
+  request: { body: body(s.LoginMfaRequest) },
+  responses: { 200: json(s.LoginMfaResponse) },
+});
+
+export const passwordRoute = defineRoute({
+  method: "post", path: "/api/auth/password", tags, summary: "Change your password (ends your other sessions)",
+  description: "The current password proves it is you (a wrong one is 400 naming `current_password`, and counts toward the sign-in throttle). API tokens are unaffected.",
+  access: { session: true },
+  audit: { action: "user.password.change", targetType: "user" },
+  request: { body: body(s.PasswordChange) },
+  responses: { 200: json(s.MessageResponse) },
+});
+
+export const listSessionsRoute = defineRoute({
+  method: "get", path: "/api/auth/sessions", tags, summary: "Your sessions: where and how they signed in, when last used",
+  access: { session: true },
+  responses: { 200: json(s.SessionList) },
+});
+
+export const endSessionRoute = defineRoute({
+  method: "delete", path: "/api/auth/sessions/{session_id}", tags, summary: "End one of your sessions",
+  description: "Ending the calling session is a logout (the console's cookie is cleared too).",
+  access: { session: true },
+  audit: { action: "session.end", targetType: "session", idParam: "session_id" },
+  request: { params: s.SessionIdParam },
+  responses: { 200: json(s.MessageResponse) },
+});
+
+export const endOtherSessionsRoute = defineRoute({
+  method: "delete", path: "/api/auth/sessions", tags, summary: "Sign out everywhere else: end all your sessions but this one",
+  access: { session: true },
+  audit: { action: "session.end_others", targetType: "user" },
+  responses: { 200: json(s.SessionsEnded) },
 });
 
 export const logoutRoute = defineRoute({
   method: "post", path: "/api/auth/logout", tags, summary: "End the calling session",
   description: "Also clears the web console's session cookie.",
   access: { authenticated: true },
+  duringMfaEnrollment: true,
   audit: { action: "auth.logout", targetType: "session" },
   responses: { 200: json(s.MessageResponse) },
 });
 
 export const meRoute = defineRoute({
-  method: "get", path: "/api/auth/me", tags, summary: "The caller: user, organization, permissions",
+  method: "get", path: "/api/auth/me", tags, summary: "The caller: user, organization, permissions, second factors",
   access: { authenticated: true },
+  duringMfaEnrollment: true,
   responses: { 200: json(s.MeResponse) },
 });
 
@@ -68,18 +116,48 @@ export const acceptRoute = defineRoute({
   responses: { 201: json(s.AcceptInvitationResponse, "Created") },
 });
 
+/** What a sign-in needs from its request. */
+export function signInContext(c: AppContext): auth.SignInContext {
+  return { env: c.env, db: c.get("db"), config: c.get("config"), now: c.get("now"), clientIp: c.get("clientIp"), userAgent: c.req.header("user-agent") ?? null };
+}
+
 export function registerAuthRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(signupRoute, async (c) => {
     if (!c.get("config").signupEnabled) throw new ApiError("forbidden", "Signup is disabled on this deployment");
-    const result = await auth.signup(c.get("db"), c.req.valid("json"), c.get("now"));
+    const result = await auth.signup(signInContext(c), c.req.valid("json"));
     c.set("audit", { organizationId: result.organization_id, userId: result.user_id, targetId: result.organization_id });
     return c.json(deliverSession(c, result), 201);
   });
   app.openapi(loginRoute, async (c) => {
-    const input = c.req.valid("json");
-    const { user, result } = await throttledLogin(c.env, input.email, c.get("clientIp"), c.get("now"), () => auth.login(c.get("db"), input, c.get("now")));
-    c.set("audit", { organizationId: user.organizationId, userId: user.id, targetId: user.id, targetType: "user" });
-    return c.json(deliverSession(c, result), 200);
+    const outcome = await auth.login(signInContext(c), c.req.valid("json"));
+    const note = { organizationId: outcome.user.organizationId, userId: outcome.user.id, targetId: outcome.user.id };
+    if (outcome.kind === "second_factor") {
+      c.set("audit", { ...note, action: "auth.login.second_factor_required" });
+      return c.json(outcome.challenge, 200);
+    }
+    c.set("audit", note);
+    return c.json(deliverSession(c, outcome.session), 200);
+  });
+  app.openapi(loginMfaRoute, async (c) => {
+    const ctx = signInContext(c);
+    const { user, method, recoveryCodesLeft } = await completeSecondFactor(ctx, c.req.valid("json") as never);
+    const session = await auth.startSession(ctx, user, method);
+    c.set("audit", { organizationId: user.organizationId, userId: user.id, targetId: user.id, action: `auth.login.${method.replace("password+", "")}` });
+    return c.json(deliverSession(c, { ...session, ...(recoveryCodesLeft !== undefined ? { recovery_codes_left: recoveryCodesLeft } : {}) }), 200);
+  });
+  app.openapi(passwordRoute, async (c) => {
+    c.set("audit", { targetId: principalOf(c).userId });
+    return c.json(await auth.changePassword(signInContext(c), principalOf(c), c.req.valid("json")), 200);
+  });
+  app.openapi(listSessionsRoute, async (c) => c.json(await sessions.listSessions(c.get("db"), principalOf(c), c.get("now")), 200));
+  app.openapi(endSessionRoute, async (c) => {
+    const { current } = await sessions.endSession(c.get("db"), principalOf(c), c.req.valid("param").session_id);
+    if (current) clearSessionCookie(c);
+    return c.json({ message: current ? "Session ended (this was the calling session: you are signed out)" : "Session ended" }, 200);
+  });
+  app.openapi(endOtherSessionsRoute, async (c) => {
+    c.set("audit", { targetId: principalOf(c).userId });
+    return c.json(await sessions.endOtherSessionsOf(c.get("db"), principalOf(c)), 200);
   });
   app.openapi(logoutRoute, async (c) => {
     const result = await auth.logout(c.get("db"), principalOf(c));
@@ -93,8 +171,9 @@ export function registerAuthRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json(await auth.updatePreferences(c.get("db"), principalOf(c), c.req.valid("json")), 200);
   });
   app.openapi(acceptRoute, async (c) => {
-    const result = await auth.acceptInvitation(c.get("db"), c.req.valid("json"), c.get("now"));
+    const result = await auth.acceptInvitation(signInContext(c), c.req.valid("json"));
     c.set("audit", { organizationId: result.organization_id, userId: result.user_id, targetId: result.user_id });
     return c.json(deliverSession(c, result), 201);
   });
+  registerMfaRoutes(app);
 }

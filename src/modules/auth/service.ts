@@ -7,27 +7,29 @@ import type { Db } from "../../db/client";
 import { invitations, organizations, sessions, users, type RoleAssignment } from "../../db/schema/platform";
 import type { Principal } from "../../platform/context";
 import { isUniqueViolation } from "../../platform/db-errors";
-import { ApiError, badRequest, conflict, unauthorized } from "../../platform/errors";
-import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from "../../platform/passwords";
+import { ApiError, badRequest, conflict, invalidField, unauthorized } from "../../platform/errors";
+import { DUMMY_PASSWORD_HASH, hashPassword, hasPassword, verifyPassword } from "../../platform/passwords";
 import { ASSIGNABLE_ROLES, MONITORING_MODULES } from "../../platform/permissions";
-import { generateSecret, hashSecret, parseSecret } from "../../platform/secrets";
+import { hashSecret, parseSecret } from "../../platform/secrets";
+import { normalizeEmail } from "./email";
+import { factorsOf, factorsView, hasFactor } from "./mfa/factors";
+import { beginSecondFactor } from "./mfa/second-step";
+import { endOtherSessions, insertSession, newSession, sessionRow, type SignInClient, type SignInMethod } from "./sessions";
+import { passwordRefusedBySso, SSO_REQUIRED_MESSAGE } from "./sso/enforcement";
+import { throttledSignIn, tooManyAttempts, type ThrottleContext } from "./throttle";
 
-export const SESSION_HOURS = 12;
+export { normalizeEmail } from "./email";
+export { SESSION_HOURS } from "./sessions";
 
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
+/** Everything a sign-in needs to know about its request. */
+export interface SignInContext extends ThrottleContext {
+  userAgent: string | null;
 }
 
-async function newSession(now: Date) {
-  const token = generateSecret("session");
-  return {
-    token,
-    tokenHash: await hashSecret(token),
-    expiresAt: new Date(now.getTime() + SESSION_HOURS * 3_600_000).toISOString(),
-  };
-}
+const clientOf = (ctx: SignInContext): SignInClient => ({ clientIp: ctx.clientIp, userAgent: ctx.userAgent });
 
-export async function signup(db: Db, input: { organization_name: string; email: string; password: string }, now: Date) {
+export async function signup(ctx: SignInContext, input: { organization_name: string; email: string; password: string }) {
+  const { db, now } = ctx;
   const email = normalizeEmail(input.email);
   if (await db.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) {
     throw conflict("An account with this email already exists");
@@ -51,13 +53,17 @@ export async function signup(db: Db, input: { organization_name: string; email: 
         weeklyAuditReportEnabled: true,
         createdAt: nowIso,
       }),
-      db.insert(sessions).values({
-        organizationId: sql`(SELECT organization_id FROM users WHERE id = last_insert_rowid())`,
-        userId: sql`last_insert_rowid()`,
-        tokenHash: session.tokenHash,
-        expiresAt: session.expiresAt,
-        createdAt: nowIso,
-      }),
+      insertSession(
+        db,
+        sessionRow({
+          organizationId: sql`(SELECT organization_id FROM users WHERE id = last_insert_rowid())`,
+          userId: sql`last_insert_rowid()`,
+          session,
+          client: clientOf(ctx),
+          method: "signup",
+          now,
+        }),
+      ),
     ]);
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict("An account with this email already exists");
@@ -69,21 +75,75 @@ export async function signup(db: Db, input: { organization_name: string; email: 
 }
 
 const BAD_LOGIN = "Invalid email or password";
+const UNDER_ATTACK =
+  "Too many failed sign-ins to this account from many addresses: for now a password alone signs in only from an address this account used before. Use your second factor or single sign-on, or try again later; the owner has been told by email.";
 
-export async function login(db: Db, input: { email: string; password: string }, now: Date) {
-  const user = await db.select().from(users).where(eq(users.email, normalizeEmail(input.email))).get();
-  // Always run PBKDF2, so response time does not reveal whether the email exists.
-  const ok = await verifyPassword(
-    input.password,
-    user ? { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations } : DUMMY_PASSWORD_HASH,
-  );
-  if (!user || !ok || user.status !== "active") throw unauthorized(BAD_LOGIN);
-  const session = await newSession(now);
-  await db
-    .insert(sessions)
-    .values({ organizationId: user.organizationId, userId: user.id, tokenHash: session.tokenHash, expiresAt: session.expiresAt, createdAt: now.toISOString() })
-    .run();
-  return { user, result: { token: session.token, expires_at: session.expiresAt } };
+export type User = typeof users.$inferSelect;
+
+export type LoginResult =
+  | { kind: "session"; user: User; method: SignInMethod; session: { token: string; expires_at: string } }
+  | { kind: "second_factor"; user: User; challenge: Awaited<ReturnType<typeof beginSecondFactor>> };
+
+/**
+ * The password step. A user with a second factor gets the second step's token instead of
+ * a session; a member the organization's SSO enforcement covers is refused (after the
+ * password check, so the refusal tells nothing to whoever lacks the password). A member
+ * without a factor in an organization that requires one gets a session that can only
+ * enroll one.
+ */
+export async function login(ctx: SignInContext, input: { email: string; password: string }): Promise<LoginResult> {
+  const { db, config, now } = ctx;
+  return throttledSignIn<LoginResult>(ctx, input.email, "password", async (gate) => {
+    const user = await db.select().from(users).where(eq(users.email, normalizeEmail(input.email))).get();
+    const factors = user ? await factorsOf(db, user.id) : null;
+    // Under a distributed attack a password alone no longer signs in from a new address;
+    // decided before the password is checked, so the answer does not say whether it was right.
+    if (gate.ceilingReached && !gate.knownAddress && !(factors && hasFactor(factors))) throw tooManyAttempts(3600, UNDER_ATTACK);
+    // Always run PBKDF2, so response time does not reveal whether the email exists.
+    const ok = await verifyPassword(input.password, user && hasPassword(user) ? { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations } : DUMMY_PASSWORD_HASH);
+    if (!user || !ok || user.status !== "active" || !hasPassword(user)) throw unauthorized(BAD_LOGIN);
+    if (await passwordRefusedBySso(db, user)) throw new ApiError("sso_required", SSO_REQUIRED_MESSAGE);
+    if (factors && hasFactor(factors)) {
+      // The password was right but the sign-in is not complete: neither a failure nor a success yet.
+      return { value: { kind: "second_factor" as const, user, challenge: await beginSecondFactor(db, config, user, factors, ctx.clientIp, now) }, outcome: "cancelled" };
+    }
+    const org = await db.select({ requireMfa: organizations.requireMfa }).from(organizations).where(eq(organizations.id, user.organizationId)).get();
+    const session = await newSession(now);
+    await insertSession(
+      db,
+      sessionRow({ organizationId: user.organizationId, userId: user.id, session, client: clientOf(ctx), method: "password", now, mfaEnrollmentRequired: !!org?.requireMfa }),
+    ).run();
+    return { value: { kind: "session" as const, user, method: "password" as const, session: { token: session.token, expires_at: session.expiresAt } }, outcome: "succeeded" };
+  });
+}
+
+/** A session for a user whose sign-in completed elsewhere (second factor, SSO). */
+export async function startSession(ctx: SignInContext, user: User, method: SignInMethod) {
+  const org = await ctx.db.select({ requireMfa: organizations.requireMfa }).from(organizations).where(eq(organizations.id, user.organizationId)).get();
+  // SSO: the identity provider decides how people authenticate; the policy asks nothing more of them.
+  const mfaEnrollmentRequired = method !== "sso" && !!org?.requireMfa && !hasFactor(await factorsOf(ctx.db, user.id));
+  const session = await newSession(ctx.now);
+  await insertSession(ctx.db, sessionRow({ organizationId: user.organizationId, userId: user.id, session, client: clientOf(ctx), method, now: ctx.now, mfaEnrollmentRequired })).run();
+  return { token: session.token, expires_at: session.expiresAt };
+}
+
+/** Changes the caller's password (the current one proves it is them) and ends their other sessions. */
+export async function changePassword(ctx: SignInContext, principal: Principal, input: { current_password: string; new_password: string }) {
+  const { db } = ctx;
+  const user = await db.select().from(users).where(eq(users.id, principal.userId)).get();
+  if (!user) throw unauthorized();
+  if (!hasPassword(user)) throw conflict("Your account signs in through single sign-on and has no password");
+  await throttledSignIn(ctx, user.email, "password", async () => {
+    const ok = await verifyPassword(input.current_password, { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations });
+    if (!ok) throw invalidField("current_password", "This is not your current password", "Wrong password");
+    return { value: null, outcome: "succeeded" };
+  });
+  const pw = await hashPassword(input.new_password);
+  await db.batch([
+    db.update(users).set({ passwordHash: pw.hash, passwordSalt: pw.salt, passwordIterations: pw.iterations }).where(eq(users.id, user.id)),
+    endOtherSessions(db, user.id, principal.sessionId),
+  ]);
+  return { message: "Password changed; your other sessions have ended" };
 }
 
 export async function logout(db: Db, principal: Principal) {
@@ -116,8 +176,10 @@ export async function me(db: Db, principal: Principal) {
       permissions: displayedRoles(user),
       weekly_audit_report_enabled: user.weeklyAuditReportEnabled,
     },
-    organization: { id: org.id, name: org.name, tier: org.tier, created_at: org.createdAt },
+    organization: { id: org.id, name: org.name, tier: org.tier, created_at: org.createdAt, require_mfa: org.requireMfa },
     credential: principal.kind,
+    mfa: factorsView(await factorsOf(db, user.id)),
+    mfa_enrollment_required: principal.mfaEnrollmentRequired,
     permissions: [...principal.permissions].sort(),
   };
 }
@@ -140,7 +202,8 @@ export async function updatePreferences(db: Db, principal: Principal, input: { w
   return preferences(db, principal);
 }
 
-export async function acceptInvitation(db: Db, input: { token: string; password: string }, now: Date) {
+export async function acceptInvitation(ctx: SignInContext, input: { token: string; password: string }) {
+  const { db, now } = ctx;
   const invalid = new ApiError("invitation_invalid", "The invitation is invalid, expired or already used");
   if (parseSecret(input.token) !== "invitation") throw invalid;
   const inv = await db.select().from(invitations).where(eq(invitations.tokenHash, await hashSecret(input.token))).get();
@@ -169,13 +232,17 @@ export async function acceptInvitation(db: Db, input: { token: string; password:
         .update(invitations)
         .set({ acceptedAt: nowIso, acceptedUserId: sql`last_insert_rowid()` })
         .where(and(eq(invitations.id, inv.id), isNull(invitations.acceptedAt))),
-      db.insert(sessions).values({
-        organizationId: inv.organizationId,
-        userId: sql`(SELECT accepted_user_id FROM invitations WHERE id = ${inv.id})`,
-        tokenHash: session.tokenHash,
-        expiresAt: session.expiresAt,
-        createdAt: nowIso,
-      }),
+      insertSession(
+        db,
+        sessionRow({
+          organizationId: inv.organizationId,
+          userId: sql`(SELECT accepted_user_id FROM invitations WHERE id = ${inv.id})`,
+          session,
+          client: clientOf(ctx),
+          method: "invitation",
+          now,
+        }),
+      ),
     ]);
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict("An account with this email already exists");

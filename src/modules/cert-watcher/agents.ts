@@ -22,6 +22,8 @@ import { ApiError, notFound, unauthorized } from "../../platform/errors";
 import { generateSecret, hashSecret, parseSecret, TOKEN_PREFIX_LENGTH } from "../../platform/secrets";
 import type { Tenant } from "../../platform/tenant";
 import { emitEvent } from "../alerting/emit";
+import { logUnexpected, type AttemptOutcome } from "../../platform/collection";
+import { answeredAttempt, emitCollectionEvents, recordColumns, recordUnansweredJobs, scanFailure, scanTargetName, sniOf, targetRecord, transitionOf } from "./collection";
 import { analyseScan, type ScanAnalysis } from "./scan-result";
 
 /** How long a leased job stays with its agent before it can be leased again. */
@@ -104,16 +106,17 @@ function jobsWithTargets(t: Tenant, ...conditions: Parameters<Tenant["where"]>[1
     .where(t.where(certScanJobs, ...conditions));
 }
 
-/** The server name a monitor's scans send: target_dns overrides cn. */
-const sniOf = (monitor: typeof certMonitors.$inferSelect) => monitor.targetDns || monitor.cn;
 
 /**
  * Leases up to `maxJobs` open jobs of the agent's organization whose monitor and target
  * are enabled, oldest first. One UPDATE ... WHERE id IN (SELECT ... LIMIT n) statement,
  * so two agents leasing at once never receive the same job.
  */
-export async function leaseJobs(t: Tenant, agentId: number, maxJobs: number, now: Date, leaseSeconds = LEASE_SECONDS) {
+export async function leaseJobs(env: Bindings, t: Tenant, agentId: number, maxJobs: number, now: Date, opts: { scanIntervalSeconds: number; leaseSeconds?: number }) {
+  const leaseSeconds = opts.leaseSeconds ?? LEASE_SECONDS;
   const nowIso = now.toISOString();
+  // Expired leases are handed out again below: each is first counted as its target's failed attempt.
+  await emitCollectionEvents(env, await recordUnansweredJobs(t.db, now, { scanIntervalSeconds: opts.scanIntervalSeconds, leaseSeconds: LEASE_SECONDS, organizationId: t.organizationId }));
   const leasable = t.db
     .select({ id: certScanJobs.id })
     .from(certScanJobs)
@@ -211,14 +214,16 @@ export async function acceptResult(
   jobId: number,
   result: ScanResult,
   now: Date,
-  opts: { mozillaVersion?: string } = {},
+  opts: { scanIntervalSeconds: number; mozillaVersion?: string },
 ) {
   const row = await jobsWithTargets(t, eq(certScanJobs.id, jobId)).get();
   if (!row) throw notFound("Scan job");
   if (row.job.status === "done") throw new ApiError("conflict", alreadyAccepted(jobId));
   const { job, target, monitor } = row;
   const a = analyseScan(result, {
+    monitorId: monitor.id,
     monitorCn: monitor.cn,
+    port: monitor.port,
     sni: sniOf(monitor),
     ipAddress: target.ipAddress,
     starttls: monitor.starttls ?? null,
@@ -227,6 +232,11 @@ export async function acceptResult(
   });
   const nowIso = now.toISOString();
   const scanIdOfJob = sql`(SELECT id FROM cert_scans WHERE job_id = ${job.id})`;
+  // The attempt this job was: a scan that obtained a TLS answer, or a classified failure.
+  const where = scanTargetName(target.ipAddress, monitor.port, sniOf(monitor));
+  const outcome: AttemptOutcome = a.event.has_error ? { ok: false, error: scanFailure({ error: a.event.error, error_class: result.error_class }, where) } : { ok: true };
+  const previous = targetRecord(target);
+  const collected = answeredAttempt(previous, outcome, now, opts.scanIntervalSeconds);
   const [inserted] = await t.run(
     () =>
       t.db.batch([
@@ -234,7 +244,7 @@ export async function acceptResult(
         t.update(certScanJobs, { status: "done", completedAt: nowIso }, eq(certScanJobs.id, job.id), ne(certScanJobs.status, "done")),
         t.update(
           certTargets,
-          { lastScanAt: nowIso, lastScanId: scanIdOfJob as unknown as number },
+          { lastScanAt: nowIso, lastScanId: scanIdOfJob as unknown as number, ...recordColumns(collected.record) },
           eq(certTargets.id, target.id),
           or(isNull(certTargets.lastScanAt), lte(certTargets.lastScanAt, nowIso)),
         ),
@@ -243,6 +253,7 @@ export async function acceptResult(
     { duplicate: alreadyAccepted(jobId) },
   );
   const scanId = inserted[0].id;
+  await emitCollectionEvents(env, transitionOf(t.organizationId, monitor, target, previous, collected));
   return { accepted: true as const, job_id: job.id, scan_id: scanId, alerts_fired: await alertOn(env, t.organizationId, scanId, a) };
 }
 
@@ -252,7 +263,7 @@ async function alertOn(env: Bindings, organizationId: number, scanId: number, a:
     return (await emitEvent(env, "cert-watcher", organizationId, a.event)).fired.length;
   } catch (err) {
     // The scan is stored; a failing alert pipeline must not make the agent resend it.
-    console.error(`cert-watcher: alert processing of scan ${scanId} failed: ${String(err)}`);
+    logUnexpected(`cert-watcher: alert processing of scan ${scanId}`, err);
     return 0;
   }
 }

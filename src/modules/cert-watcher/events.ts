@@ -22,9 +22,11 @@ const EventCertificate = LeafCertificate.omit({ key_bits: true, curve: true });
 export const CertScanEventSchema = z.object({
   event_type: eventTypeSchema(["scan_completed"], '"scan_completed" for every accepted scan result'),
   collection: CollectionEventFieldsSchema,
+  monitor_id: z.number().int().describe("The id of the certificate monitor the scan belongs to (two monitors of one endpoint are two assets)"),
   monitor_cn: result.monitor_cn,
   dns_name: result.dns_name,
   ip_address: result.ip_address,
+  port: z.number().int().describe("TCP port scanned"),
   connection_method: z.enum(CONNECTION_METHODS).describe("direct_tls or starttls"),
   protocol: result.protocol,
   ciphers: result.ciphers,
@@ -44,7 +46,9 @@ export const certWatcherVariables = variablesOf(CertScanEventSchema);
 
 /** Whose scan it is: from the job's monitor and target. */
 export interface ScanSubject {
+  monitorId: number;
   monitorCn: string;
+  port: number;
   sni: string;
   ipAddress: string;
   starttls: string | null;
@@ -71,9 +75,11 @@ export function buildCertScanEvent(subject: ScanSubject, observed: ObservedScan)
   return {
     event_type: "scan_completed",
     collection: NOT_A_COLLECTION_EVENT,
+    monitor_id: subject.monitorId,
     monitor_cn: subject.monitorCn,
     dns_name: subject.sni,
     ip_address: subject.ipAddress,
+    port: subject.port,
     connection_method: subject.starttls ? "starttls" : "direct_tls",
     protocol: observed.protocols,
     ciphers: r.ciphers,
@@ -95,9 +101,11 @@ export function buildCertScanEvent(subject: ScanSubject, observed: ObservedScan)
 export function buildCertCollectionEvent(subject: ScanSubject, input: CollectionEventInput): CertScanEvent {
   return {
     ...collectionEventHead(input),
+    monitor_id: subject.monitorId,
     monitor_cn: subject.monitorCn,
     dns_name: subject.sni,
     ip_address: subject.ipAddress,
+    port: subject.port,
     connection_method: subject.starttls ? "starttls" : "direct_tls",
     protocol: [],
     ciphers: [],

@@ -4,10 +4,14 @@
  *
  * Per scan:
  *   validity_status   valid | expiring_soon (expires in < 30 days) | expired | not_yet_valid | unknown (no certificate)
- *   protocol_status   modern (only TLS 1.2/1.3) | legacy (SSLv3, TLS 1.0 or 1.1 accepted) | unknown (no version accepted)
- *   cipher_status     strong | weak (an RC4, DES, 3DES, NULL, EXPORT or anonymous suite offered) | unknown (no suite seen)
+ *   protocol_status   modern | legacy | unknown and
+ *   cipher_status     strong | legacy | weak | unknown: read from the reference profile's verdict
+ *                     (frameworks/judgement.ts: "strong" only when every offered suite is in
+ *                     Mozilla's intermediate profile), so they never contradict the frameworks
  *   validation_status trusted | hostname_mismatch (chain trusted, name not on the certificate) | untrusted
  *                     (chain does not validate) | self_signed (subject = issuer, whatever the trust anchor) | unknown
+ *
+ * docs/tls-judgement.md states each value's meaning for users.
  *
  * Per monitor: the worst value over the latest scans of its enabled targets ("unknown"
  * only when no target has a known value), `error_count` = enabled targets whose latest
@@ -18,10 +22,11 @@
  *
  * Pure: no database, no Workers APIs.
  */
+import { frameworkDefinitions, REFERENCE_PROFILE, TLS_VERSIONS, type JudgedCipherStatus, type JudgedProtocolStatus } from "./frameworks";
 
 export const VALIDITY_STATUSES = ["expired", "not_yet_valid", "expiring_soon", "valid", "unknown"] as const;
-export const PROTOCOL_STATUSES = ["legacy", "modern", "unknown"] as const;
-export const CIPHER_STATUSES = ["weak", "strong", "unknown"] as const;
+export const PROTOCOL_STATUSES = ["legacy", "modern", "unknown"] as const satisfies readonly JudgedProtocolStatus[];
+export const CIPHER_STATUSES = ["weak", "legacy", "strong", "unknown"] as const satisfies readonly JudgedCipherStatus[];
 export const VALIDATION_STATUSES = ["self_signed", "untrusted", "hostname_mismatch", "trusted", "unknown"] as const;
 
 export type ValidityStatus = (typeof VALIDITY_STATUSES)[number];
@@ -33,8 +38,11 @@ export type ValidationStatus = (typeof VALIDATION_STATUSES)[number];
 export const EXPIRING_SOON_DAYS = 30;
 const DAY_MS = 86_400_000;
 
-/** Versions whose acceptance makes a configuration `legacy` (and a weekly-audit finding). */
-export const LEGACY_PROTOCOLS: readonly string[] = ["SSLv2", "SSLv3", "TLSv1.0", "TLSv1.1"];
+/** Versions whose acceptance makes a configuration `legacy` (and a weekly-audit finding): those the reference profile does not allow. */
+export const LEGACY_PROTOCOLS: readonly string[] = (() => {
+  const allowed: readonly string[] = frameworkDefinitions().find((d) => d.id === REFERENCE_PROFILE)!.protocols.allowed;
+  return ["SSLv2", ...TLS_VERSIONS.filter((v) => !allowed.includes(v))];
+})();
 
 /** Whole days from `now` until `notAfter`, negative once expired (floor, like the scanner). */
 export function daysLeft(notAfter: string, now: Date): number | null {
@@ -51,16 +59,6 @@ export function validityStatus(notBefore: string | null, notAfter: string | null
   const start = notBefore ? Date.parse(notBefore) : NaN;
   if (!Number.isNaN(start) && start > now.getTime()) return "not_yet_valid";
   return end - now.getTime() < EXPIRING_SOON_DAYS * DAY_MS ? "expiring_soon" : "valid";
-}
-
-export function protocolStatus(protocols: readonly string[]): ProtocolStatus {
-  if (protocols.length === 0) return "unknown";
-  return protocols.some((p) => LEGACY_PROTOCOLS.includes(p)) ? "legacy" : "modern";
-}
-
-export function cipherStatus(ciphers: readonly string[], weakSuiteCount: number): CipherStatus {
-  if (ciphers.length === 0 && weakSuiteCount === 0) return "unknown";
-  return weakSuiteCount > 0 ? "weak" : "strong";
 }
 
 export interface ValidationFacts {

@@ -9,6 +9,8 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import type { ScheduledJob } from "../../platform/scheduler";
+import { LEASE_SECONDS } from "./agents";
+import { emitCollectionEvents, recordUnansweredJobs } from "./collection";
 
 export async function enqueueDueScans(db: Db, now: Date, intervalSeconds: number, organizationId?: number): Promise<number> {
   const nowIso = now.toISOString();
@@ -40,8 +42,11 @@ export async function pruneDoneJobs(db: Db, now: Date, keepSeconds = 7 * 86_400)
 export const enqueueScansJob: ScheduledJob = {
   name: "cert-watcher.enqueue_scans",
   intervalSeconds: 0,
-  async run({ db, config, now }) {
+  async run({ env, db, config, now }) {
+    // Jobs that ended without a result are their targets' failed attempts (collection.ts).
+    const transitions = await recordUnansweredJobs(db, now, { scanIntervalSeconds: config.scanIntervalSeconds, leaseSeconds: LEASE_SECONDS });
+    await emitCollectionEvents(env, transitions);
     const created = await enqueueDueScans(db, now, config.scanIntervalSeconds);
-    return { jobs_created: created, jobs_pruned: await pruneDoneJobs(db, now) };
+    return { jobs_created: created, jobs_pruned: await pruneDoneJobs(db, now), targets_failing: transitions.filter((x) => x.transition === "failing").length };
   },
 };

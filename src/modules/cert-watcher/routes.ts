@@ -36,7 +36,7 @@ export const recentScans = defineRoute({
   description:
     "One item per scanned target: its latest scan. `sort_by`: `validity` orders by certificate expiry (soonest first in ascending order, " +
     "targets without a certificate last); `protocol`, `cipher` and `validation` order by status severity, worst first in ascending order " +
-    "(legacy < modern < unknown; weak < strong < unknown; self_signed < untrusted < hostname_mismatch < trusted < unknown); " +
+    "(legacy < modern < unknown; weak < legacy < strong < unknown; self_signed < untrusted < hostname_mismatch < trusted < unknown); " +
     "`last_scan_time` (default, descending) by scan time.",
   request: { query: s.RecentScansQuery }, responses: { 200: json(s.RecentScanList) },
 });
@@ -192,11 +192,11 @@ export function registerCertWatcherRoutes(app: OpenAPIHono<AppEnv>) {
   }
   app.openapi(lease, async (c) => {
     const { agentId, t } = agentOf(c);
-    return c.json(await agents.leaseJobs(t, agentId, c.req.valid("json").max_jobs, now(c)), 200);
+    return c.json(await agents.leaseJobs(c.env, t, agentId, c.req.valid("json").max_jobs, now(c), { scanIntervalSeconds: c.get("config").scanIntervalSeconds }), 200);
   });
   app.openapi(postResult, async (c) => {
     const { agentId, t } = agentOf(c);
     const { job_id, result } = c.req.valid("json");
-    return c.json(await agents.acceptResult(c.env, t, agentId, job_id, result, now(c)), 200);
+    return c.json(await agents.acceptResult(c.env, t, agentId, job_id, result, now(c), { scanIntervalSeconds: c.get("config").scanIntervalSeconds }), 200);
   });
 }

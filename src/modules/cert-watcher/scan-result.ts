@@ -5,36 +5,23 @@
  *   - the certificate scan event (events.ts), built from the monitor and target the job
  *     names, not from what the agent claims they were;
  *   - the five framework verdicts, re-evaluated here from the observed protocols,
- *     suites, groups and certificate (the agent's own verdicts are not even read);
- *   - the per-scan statuses (indicators.ts) and the weekly audit's findings.
+ *     suites, groups and certificate (the agent's own verdicts are not even read), and
+ *     the protocol and cipher statuses read from the same judgement
+ *     (frameworks/judgement.ts), so an indicator never contradicts a verdict;
+ *   - the validation status (indicators.ts) and the weekly audit's findings.
  *
  * Pure: no database, no Workers APIs.
  */
 import type { LeafCertificate, ScanResult } from "@trust-plane/scan-contract";
-import {
-  cipherSuiteCode,
-  evaluateFrameworks,
-  weakSuiteFindings,
-  type FrameworkVerdict,
-  type ObservedConfiguration,
-  type WeakSuiteFinding,
-} from "./frameworks";
-import {
-  cipherStatus,
-  daysLeft,
-  LEGACY_PROTOCOLS,
-  protocolStatus,
-  validationStatus,
-  type CipherStatus,
-  type ProtocolStatus,
-  type ValidationStatus,
-} from "./indicators";
+import { cipherSuiteCode, judgeTlsConfiguration, type FrameworkVerdict, type ObservedConfiguration, type WeakSuiteFinding } from "./frameworks";
+import { daysLeft, validationStatus, type CipherStatus, type ProtocolStatus, type ValidationStatus } from "./indicators";
 import { buildCertScanEvent, type CertScanEvent, type ScanSubject } from "./events";
 
 export interface ScanAnalysis {
   event: CertScanEvent;
   frameworks: FrameworkVerdict[];
   weakSuites: WeakSuiteFinding[];
+  legacySuites: WeakSuiteFinding[];
   cipherCodes: number[];
   protocolStatus: ProtocolStatus;
   cipherStatus: CipherStatus;
@@ -98,17 +85,18 @@ export function analyseScan(r: ScanResult, ctx: ScanContext): ScanAnalysis {
   const hasError = r.has_error || (protocols.length === 0 && cert === null);
   const error = hasError ? r.error || "scan obtained no TLS version and no certificate" : "";
   const codes = cipherCodesOf(r);
-  const weakSuites = weakSuiteFindings(codes);
   // Self-signed means subject equal to issuer, also under a custom root CA (docs/decisions.md#events).
   const selfSigned = cert !== null && cert.subject !== "" && cert.subject === cert.issuer;
   const validityDays = cert?.not_after ? daysLeft(cert.not_after, ctx.now) : null;
+  const judgement = judgeTlsConfiguration(observedConfiguration(r, protocols, codes, cert, selfSigned), { mozillaVersion: ctx.mozillaVersion, now: ctx.now });
   return {
     event: buildCertScanEvent(ctx, { result: r, protocols, certificate: cert, validityDays, hasError, error }),
-    frameworks: evaluateFrameworks(observedConfiguration(r, protocols, codes, cert, selfSigned), { mozillaVersion: ctx.mozillaVersion, now: ctx.now }),
-    weakSuites,
+    frameworks: judgement.frameworks,
+    weakSuites: judgement.weakSuites,
+    legacySuites: judgement.legacySuites,
     cipherCodes: codes,
-    protocolStatus: protocolStatus(protocols),
-    cipherStatus: cipherStatus(r.ciphers.length ? r.ciphers : codes.map(String), weakSuites.length),
+    protocolStatus: judgement.protocolStatus,
+    cipherStatus: judgement.cipherStatus,
     validationStatus: validationStatus({
       hasCertificate: cert !== null,
       selfSigned,
@@ -117,8 +105,8 @@ export function analyseScan(r: ScanResult, ctx: ScanContext): ScanAnalysis {
     }),
     findings: {
       expired: validityDays !== null && cert !== null && Date.parse(cert.not_after) <= ctx.now.getTime(),
-      legacyProtocol: protocols.some((p) => LEGACY_PROTOCOLS.includes(p)),
-      weakCipher: weakSuites.length > 0,
+      legacyProtocol: judgement.protocolStatus === "legacy",
+      weakCipher: judgement.cipherStatus === "weak",
       selfSigned,
       scanFailed: hasError,
     },

@@ -5,6 +5,7 @@ import { STARTTLS_PROTOCOLS } from "@trust-plane/scan-contract";
 import { limitOffsetQuery, pageQuery, pathId } from "../../platform/paging";
 import { CIPHER_STATUSES, PROTOCOL_STATUSES, VALIDATION_STATUSES, VALIDITY_STATUSES } from "./indicators";
 import { safeMultilineText, safeText } from "../../platform/text";
+import { CollectionSchema } from "../../platform/collection/schema";
 
 export const MonitorIdParam = z.object({ monitor_id: pathId("monitor_id") });
 export const TargetIdParam = z.object({ monitor_id: pathId("monitor_id"), target_id: pathId("target_id") });
@@ -64,8 +65,10 @@ export const IndicatorsSchema = z
     description:
       "Computed from the latest scan of each enabled target; each status is the worst over those targets (`unknown` only when none is known). " +
       "validity_status: valid | expiring_soon (expires within 30 days) | expired | not_yet_valid | unknown (no certificate seen). " +
-      "protocol_status: modern (only TLS 1.2/1.3) | legacy (SSLv3, TLS 1.0 or 1.1 accepted) | unknown. " +
-      "cipher_status: strong | weak (an RC4, DES, 3DES, NULL, EXPORT or anonymous suite offered) | unknown. " +
+      "protocol_status and cipher_status are read from the scan's Mozilla intermediate verdict (one of the five framework verdicts), so they never contradict it: " +
+      "protocol_status: modern (every accepted version is allowed by that profile: TLS 1.2, 1.3) | legacy (SSLv3, TLS 1.0 or 1.1 accepted) | unknown (nothing accepted). " +
+      "cipher_status: strong (every offered suite is one of that profile's suites) | legacy (some offered suite is not, but none is broken: CBC mode, no forward secrecy, ...) | " +
+      "weak (a broken suite is offered: RC4, DES, 3DES, NULL, EXPORT or anonymous) | unknown (no suite seen); the scan's weak_suites and legacy_suites list each suite and why. " +
       "validation_status: trusted | hostname_mismatch | untrusted (chain does not validate to the trust anchor) | self_signed (subject equals issuer) | unknown. " +
       "error_count: enabled targets whose latest scan failed; target_count: all targets; min_days_left: fewest days until expiry (negative if expired, null if no certificate). " +
       "Validity is judged at read time from the certificate's not_after.",
@@ -107,6 +110,13 @@ export const TargetSchema = z
     created_at: z.string(),
     last_scan_time: z.string().nullable(),
     last_scan: TargetScanSummary.nullable(),
+    collection: CollectionSchema.openapi({
+      description:
+        "Whether the organization's scanner agents could scan this target. An attempt is one scan job: a result that obtained a TLS answer is a success; " +
+        "a failed scan is classified (dns_resolution, connect, timeout, tls, protocol) with a message naming the address, port and what failed; " +
+        "a job whose lease expired without a result, or that no agent took within a scan interval, is a failed attempt (timeout) saying why. " +
+        "Two failed attempts in a row: failing. Never scanned: pending. Disabled target or monitor: paused.",
+    }),
   })
   .openapi("CertTarget");
 
@@ -126,11 +136,27 @@ export const MonitorSchema = z
     last_scan_time: z.string().nullable(),
     last_scan: LastScan,
     indicators: IndicatorsSchema,
+    collection: CollectionSchema.openapi({
+      description:
+        "Summary of the enabled targets' collection: the worst state (failing, then pending, then ok), the oldest of their last successes " +
+        "(null while one was never scanned), the earliest failing_since, the next attempt due and the error of a target in the worst state. Paused when disabled.",
+    }),
   })
   .openapi("CertMonitor");
-export const MonitorDetail = MonitorSchema.extend({ targets: z.array(TargetSchema) }).openapi("CertMonitorDetail");
+
+export const ScanningSchema = z
+  .object({
+    agents_registered: z.number().int().openapi({ description: "Scanner agents of the organization that are not revoked" }),
+    agents_seen_recently: z.number().int().openapi({ description: "Of those, agents that asked for work in the last 10 minutes" }),
+    last_agent_seen_at: z.string().nullable(),
+    note: z.string().nullable().openapi({ description: "Why targets are not being scanned (no agent registered, none running), null while an agent is at work" }),
+  })
+  .openapi("CertScanning");
+
+export const MonitorDetail = MonitorSchema.extend({ targets: z.array(TargetSchema), scanning: ScanningSchema }).openapi("CertMonitorDetail");
 
 export const MonitorList = z.object({
+  scanning: ScanningSchema,
   monitors: z.array(MonitorSchema),
   total: z.number().int(),
   limit: z.number().int(),
@@ -175,6 +201,8 @@ const Verdict = z
   })
   .openapi("FrameworkVerdict");
 
+const SuiteFinding = z.object({ code: z.number().int(), name: z.string(), weaknesses: z.array(z.string()) }).openapi("CertSuiteFinding");
+
 export const ScanDetail = z
   .object({
     id: z.number().int(),
@@ -204,7 +232,12 @@ export const ScanDetail = z
     protocol_status: z.enum(PROTOCOL_STATUSES),
     cipher_status: z.enum(CIPHER_STATUSES),
     validation_status: z.enum(VALIDATION_STATUSES),
-    weak_suites: z.array(z.object({ code: z.number().int(), name: z.string(), weaknesses: z.array(z.string()) })),
+    weak_suites: z.array(SuiteFinding).openapi({ description: "Broken suites offered (what makes cipher_status weak): RC4, DES, 3DES, NULL, EXPORT or anonymous, with every concern about each" }),
+    legacy_suites: z.array(SuiteFinding).openapi({
+      description:
+        "Suites offered outside Mozilla's intermediate profile that are not broken (what makes cipher_status legacy), each with what keeps it out: " +
+        "CBC, no_forward_secrecy, MD5, or outside_profile when none of these applies. The same suites as the cipher_suite reasons of the mozilla-intermediate verdict, minus the weak ones",
+    }),
     findings: z.object({ expired: z.boolean(), scan_failed: z.boolean(), legacy_protocol: z.boolean(), weak_cipher: z.boolean(), self_signed: z.boolean() }),
     compliance: z.record(z.string(), z.enum(["pass", "fail", "unknown"])).openapi({ description: "Verdict per framework id (fips-140, nist-sp-800-52r2, pci-dss-4.0.1, mozilla-intermediate, mozilla-modern)" }),
     frameworks: z.array(Verdict).openapi({ description: "The five verdicts with reasons, evaluated by the service from the observed configuration at scan time" }),

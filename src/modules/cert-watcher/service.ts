@@ -14,11 +14,12 @@ import { badRequest, conflict, notFound, quotaExceeded, type ErrorDetail } from 
 import { direction, limitOffsetBody, pageOffset, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
-import { securityStandards as frameworkStandards } from "./frameworks";
+import { legacySuitesOf, securityStandards as frameworkStandards } from "./frameworks";
 import { daysLeft, monitorIndicators, validityStatus, type Indicators } from "./indicators";
 import { normalizeHostname, normalizeIp, resolveStartTls, type StartTlsSetting } from "./names";
 import { RootCaError, validateRootCaPem } from "./root-ca";
 import { isUnicastScanTarget } from "../../platform/egress";
+import { agentsNote, agentsState, monitorCollection, scanTargetName, sniOf, targetCollection, targetRecord, type AgentsState } from "./collection";
 
 /** Targets one monitor may have. */
 export const MAX_TARGETS_PER_MONITOR = 100;
@@ -133,7 +134,14 @@ export function scanSummary(scan: ScanRow, now: Date) {
   };
 }
 
-function targetView(t: TargetRow, scan: ScanRow | null, now: Date) {
+/** What a view of targets needs besides the rows: the clock and the organization's agents. */
+interface ViewContext {
+  now: Date;
+  agents: AgentsState;
+}
+
+function targetView(m: MonitorRow, t: TargetRow, scan: ScanRow | null, ctx: ViewContext) {
+  const record = targetRecord(t, scan, scanTargetName(t.ipAddress, m.port, sniOf(m)));
   return {
     id: t.id,
     monitor_id: t.monitorId,
@@ -141,11 +149,22 @@ function targetView(t: TargetRow, scan: ScanRow | null, now: Date) {
     enabled: t.enabled,
     created_at: t.createdAt,
     last_scan_time: t.lastScanAt,
-    last_scan: scan ? scanSummary(scan, now) : null,
+    last_scan: scan ? scanSummary(scan, ctx.now) : null,
+    collection: targetCollection(record, m.enabled && t.enabled, ctx.agents, ctx.now),
   };
 }
 
-function monitorView(m: MonitorRow, targets: { target: TargetRow; scan: ScanRow | null }[], now: Date) {
+/** How the organization's targets get scanned: its agents, and what is wrong when none is at work. */
+function scanningView(agents: AgentsState) {
+  return { agents_registered: agents.registered, agents_seen_recently: agents.seenRecently, last_agent_seen_at: agents.lastSeenAt, note: agentsNote(agents) };
+}
+
+async function viewContext(t: Tenant, now: Date): Promise<ViewContext> {
+  return { now, agents: (await agentsState(t.db, [t.organizationId], now)).get(t.organizationId)! };
+}
+
+function monitorView(m: MonitorRow, targets: { target: TargetRow; scan: ScanRow | null }[], ctx: ViewContext) {
+  const now = ctx.now;
   const indicators: Indicators = monitorIndicators(
     targets.map(({ target, scan }) => ({
       enabled: target.enabled,
@@ -178,6 +197,10 @@ function monitorView(m: MonitorRow, targets: { target: TargetRow; scan: ScanRow 
       targets: targets.filter((t) => t.scan).map((t) => scanSummary(t.scan!, now)),
     },
     indicators,
+    collection: monitorCollection(
+      m.enabled,
+      targets.map(({ target, scan }) => ({ enabled: target.enabled, collection: targetView(m, target, scan, ctx).collection })),
+    ),
   };
 }
 
@@ -221,14 +244,14 @@ export async function listMonitors(t: Tenant, q: { limit: number; offset: number
     t.select(certMonitors).orderBy(dir(MONITOR_SORT_COLUMNS[q.sort_by]), dir(certMonitors.cn), asc(certMonitors.id)).limit(q.limit).offset(q.offset),
     t.countQuery(certMonitors),
   );
-  const targets = await targetsWithScans(t, rows.map((m) => m.id));
-  return limitOffsetBody("monitors", rows.map((m) => monitorView(m, targets.get(m.id) ?? [], now)), total, q);
+  const [targets, ctx] = await Promise.all([targetsWithScans(t, rows.map((m) => m.id)), viewContext(t, now)]);
+  return { ...limitOffsetBody("monitors", rows.map((m) => monitorView(m, targets.get(m.id) ?? [], ctx)), total, q), scanning: scanningView(ctx.agents) };
 }
 
 export async function getMonitor(t: Tenant, monitorId: number, now: Date) {
   const m = await monitorOf(t, monitorId);
-  const targets = (await targetsWithScans(t, [m.id])).get(m.id) ?? [];
-  return { ...monitorView(m, targets, now), targets: targets.map(({ target, scan }) => targetView(target, scan, now)) };
+  const [targets, ctx] = await Promise.all([targetsWithScans(t, [m.id]).then((by) => by.get(m.id) ?? []), viewContext(t, now)]);
+  return { ...monitorView(m, targets, ctx), targets: targets.map(({ target, scan }) => targetView(m, target, scan, ctx)), scanning: scanningView(ctx.agents) };
 }
 
 /**
@@ -295,8 +318,8 @@ async function targetOf(t: Tenant, monitorId: number, targetId: number) {
 
 export async function listTargets(t: Tenant, monitorId: number, now: Date) {
   const m = await monitorOf(t, monitorId);
-  const targets = (await targetsWithScans(t, [m.id])).get(m.id) ?? [];
-  return { targets: targets.map(({ target, scan }) => targetView(target, scan, now)) };
+  const [targets, ctx] = await Promise.all([targetsWithScans(t, [m.id]).then((by) => by.get(m.id) ?? []), viewContext(t, now)]);
+  return { targets: targets.map(({ target, scan }) => targetView(m, target, scan, ctx)) };
 }
 
 /**
@@ -312,7 +335,7 @@ export async function addTarget(t: Tenant, monitorId: number, rawIp: string, now
       t.insert(certTargets, { monitorId: m.id, ipAddress: ip, createdAt: now.toISOString() }).returning(),
       t.guard("targets_per_monitor", t.usage(certTargets, eq(certTargets.monitorId, m.id)), MAX_TARGETS_PER_MONITOR),
     ]);
-    return { ...targetView((inserted as TargetRow[])[0], null, now), message: "Target added" };
+    return { ...targetView(m, (inserted as TargetRow[])[0], null, await viewContext(t, now)), message: "Target added" };
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`${ip} is already a target of this monitor`);
     if (isQuotaGuard(err)) throw quotaExceeded(`A monitor has at most ${MAX_TARGETS_PER_MONITOR} IP targets`);
@@ -346,7 +369,7 @@ const RECENT_SORT_COLUMNS: Record<RecentScanSort, SQL> = {
   cn: sql`${certMonitors.cn}`,
   validity: sql`COALESCE(${certScans.certNotAfter}, '9999')`,
   protocol: sql`CASE ${certScans.protocolStatus} WHEN 'legacy' THEN 0 WHEN 'modern' THEN 1 ELSE 2 END`,
-  cipher: sql`CASE ${certScans.cipherStatus} WHEN 'weak' THEN 0 WHEN 'strong' THEN 1 ELSE 2 END`,
+  cipher: sql`CASE ${certScans.cipherStatus} WHEN 'weak' THEN 0 WHEN 'legacy' THEN 1 WHEN 'strong' THEN 2 ELSE 3 END`,
   validation: sql`CASE ${certScans.validationStatus} WHEN 'self_signed' THEN 0 WHEN 'untrusted' THEN 1 WHEN 'hostname_mismatch' THEN 2 WHEN 'trusted' THEN 3 ELSE 4 END`,
   last_scan_time: sql`${certScans.scannedAt}`,
 };
@@ -408,6 +431,7 @@ function scanDetail(s: ScanRow) {
     cipher_status: s.cipherStatus,
     validation_status: s.validationStatus,
     weak_suites: s.weakSuites,
+    legacy_suites: legacySuitesOf(s.frameworks),
     findings: { expired: s.expired, scan_failed: s.hasError, legacy_protocol: s.legacyProtocol, weak_cipher: s.weakCipher, self_signed: s.selfSigned },
     compliance: Object.fromEntries(s.frameworks.map((v) => [v.id, v.status])),
     frameworks: s.frameworks,

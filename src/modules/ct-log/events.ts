@@ -20,6 +20,7 @@
 import { z } from "zod";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf } from "../alerting/cel/variables/from-schema";
+import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";
 
 export const CtSctSchema = z.object({
   log_id: z.string().describe("Log ID (base64)"),
@@ -72,12 +73,10 @@ export const CtEventTyposquatSchema = z.object({
   candidate_domain: z.string().describe('Registrable domain of the lookalike name, A-labels (e.g. "paypa1.com"); empty for a filter match'),
   protected_domain: z.string().describe('The protected registrable domain: the filter\'s pattern (e.g. "paypal.com"); empty for a filter match'),
   certificate_name: z.string().describe("The certificate name that is the lookalike, as observed; empty for a filter match"),
-  evidence: z
-    .array(z.string())
-    .describe(
-      "Why it is a lookalike, in this order: tld_change, confusable, affix, hyphenation, omission, repetition, transposition, edit_distance; " +
-        "internationalized names may add script_mixing, mixed_numbers, unsafe_characters, whole_script. Empty for a filter match",
-    ),
+  evidence: z.array(z.string()).describe(`Why it is a lookalike, in this order: ${EVIDENCE.join(", ")} (docs/lookalikes.md). Empty for a filter match`),
+  confidence: z
+    .enum(["", ...CONFIDENCE])
+    .describe('"low": an edit of a protected label shorter than 5 characters with nothing corroborating it ("ibn.com" for ibm.com); "high" otherwise; "" for a filter match'),
   edit_distance: z
     .number()
     .int()
@@ -120,7 +119,7 @@ export const ctLogVariables = variablesOf(CtLogEventSchema);
 export const NO_LOG: CtEventLog = { name: "", url: "", log_id: "" };
 
 /** `typosquat` of a filter match: every field empty. */
-export const NO_TYPOSQUAT: CtEventTyposquat = { candidate_domain: "", protected_domain: "", certificate_name: "", evidence: [] };
+export const NO_TYPOSQUAT: CtEventTyposquat = { candidate_domain: "", protected_domain: "", certificate_name: "", evidence: [], confidence: "" };
 
 /** caa.* of an entry that only matched as a lookalike: no filter names it, so no CAA lookup is made. */
 export const CAA_NOT_EVALUATED: CaaEvaluation = {
@@ -150,6 +149,7 @@ export function buildTyposquatEvent(input: {
     protected_domain: input.typosquat.protected_domain,
     certificate_name: input.typosquat.certificate_name,
     evidence: input.typosquat.evidence,
+    confidence: input.typosquat.confidence,
   };
   if (input.typosquat.edit_distance !== undefined) typosquat.edit_distance = input.typosquat.edit_distance;
   return { event_type: "typosquat", collection: NOT_A_COLLECTION_EVENT, kind: "typosquat", log: NO_LOG, cert: input.cert, caa: input.caa ?? CAA_NOT_EVALUATED, rate: input.rate, typosquat, filter_id: input.filterId, matched_at: input.matchedAt };

@@ -132,6 +132,7 @@ export async function unemittedEvents(db: Db, messages: readonly CtLogPublished[
             protected_domain: r.protectedDomain,
             certificate_name: r.certificateName,
             evidence: r.evidence,
+            confidence: r.confidence,
             edit_distance: r.editDistance ?? undefined,
           },
         }),

@@ -17,6 +17,7 @@ import { certificateNames, parseCertificate, readCertificateNames, type Certific
 import { certificateDedupKeySync, certificateFingerprintSync } from "./cert/fast-hash";
 import type { FilterIndex } from "./filters/label-index";
 import type { LogEntry } from "./log-client/types";
+import type { Confidence } from "./typosquat/detect";
 import type { TyposquatIndex } from "./typosquat/index";
 
 /** The log an entry came from, as the event names it. */
@@ -45,6 +46,7 @@ export interface TyposquatObservation {
   candidateDomain: string;
   evidence: string[];
   editDistance: number | null;
+  confidence: Confidence;
 }
 
 /** A log entry that matched at least one filter (or is a lookalike of a protected domain), with everything the commit and the event need. */
@@ -180,6 +182,7 @@ export class EntryMatcher {
           candidateDomain: t.match.candidate_domain,
           evidence: t.match.evidence,
           editDistance: t.match.edit_distance ?? null,
+          confidence: t.match.confidence,
         })),
         entryTimestamp: e.entry.timestamp,
       };

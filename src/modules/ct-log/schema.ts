@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { pageQuery, pathId, sortOrder } from "../../platform/paging";
 import { safeMultilineText } from "../../platform/text";
 import { CaaEvaluationSchema, CtEventCertSchema } from "./events";
+import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";
 
 export const FilterIdParam = z.object({ filter_id: pathId("filter_id") });
 export const ProposalIdParam = z.object({ proposal_id: pathId("proposal_id") });
@@ -198,14 +199,16 @@ export const TyposquatMatchesQuery = pageQuery({ defaultPageSize: 20 }).extend({
   sort_by: z.enum(TYPOSQUAT_MATCH_SORTS).default("detected_at"),
   sort_order: sortOrder("desc"),
 });
-const Evidence = z
-  .array(z.string())
+export const Evidence = z
+  .array(z.enum(EVIDENCE))
   .openapi({
-    description:
-      "Evidence categories, in this order: tld_change, confusable, affix, hyphenation, omission, repetition, transposition, edit_distance; " +
-      "internationalized candidates may add script_mixing, mixed_numbers, unsafe_characters, whole_script",
+    description: `Evidence categories, in this order: ${EVIDENCE.join(", ")}. The last three only corroborate (docs/lookalikes.md)`,
     example: ["confusable"],
   });
+export const ConfidenceSchema = z.enum(CONFIDENCE).openapi({
+  description: '"low": an edit of a protected label shorter than 5 characters with nothing corroborating it ("ibn.com" for ibm.com); "high" otherwise',
+  example: "high",
+});
 const typosquatFields = {
   id: z.number().int(),
   sha256: z.string().openapi({ description: "Fingerprint of the first entry seen (precertificate or final certificate)" }),
@@ -215,6 +218,7 @@ const typosquatFields = {
   certificate_name: z.string().openapi({ description: "The certificate name that is a lookalike, as observed", example: "www.paypa1.com" }),
   evidence: Evidence,
   edit_distance: z.number().int().nullable().openapi({ description: "Damerau–Levenshtein distance of the labels' skeletons when an edit category applies" }),
+  confidence: ConfidenceSchema,
   log_count: z.number().int().openapi({ description: "Distinct CT logs the certificate was seen in" }),
   detected_at: z.string().openapi({ description: "First observation" }),
   last_seen_at: z.string(),

@@ -35,6 +35,7 @@ import { bumpFilterGeneration } from "./filter-source";
 import { parseFilterPattern } from "./filters/pattern";
 import { currentLogList } from "./loglist-service";
 import { monitoredLogs } from "./loglist";
+import type { Evidence } from "./typosquat/detect";
 import { typosquatEligibility } from "./typosquat/eligibility";
 import type { FILTER_SORTS, MATCH_SORTS, TYPOSQUAT_FILTER_SORTS, TYPOSQUAT_MATCH_SORTS } from "./schema";
 
@@ -384,8 +385,9 @@ function typosquatRow(m: TyposquatRecord, filterPattern: string, logCount: numbe
     filter_pattern: filterPattern,
     candidate_domain: m.candidateDomain,
     certificate_name: m.certificateName,
-    evidence: m.evidence,
+    evidence: m.evidence as Evidence[],
     edit_distance: m.editDistance,
+    confidence: m.confidence,
     log_count: Number(logCount),
     detected_at: m.detectedAt,
     last_seen_at: m.lastSeenAt,

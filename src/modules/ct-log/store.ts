@@ -118,7 +118,7 @@ export async function publishObservations(db: Db, log: LogRef, observed: readonl
     for (const t of o.typosquats) {
       orgs.add(t.organizationId);
       const key = { o: t.organizationId, f: t.filterId, cd: t.candidateDomain, d: o.dedupKey };
-      lookalikes.push({ ...key, s: o.sha256, n: t.name, e: t.evidence, ek: t.evidence.join(","), ed: t.editDistance, c: cert });
+      lookalikes.push({ ...key, s: o.sha256, n: t.name, e: t.evidence, ek: t.evidence.join(","), ed: t.editDistance, cf: t.confidence, c: cert });
       lookalikeOccurrences.push({ ...key, i: o.logIndex, s: o.sha256, p: o.isPrecert ? 1 : 0 });
     }
   }
@@ -158,8 +158,8 @@ export async function publishObservations(db: Db, log: LogRef, observed: readonl
   }
   for (const rows of jsonChunks(lookalikes)) {
     statements.push(
-      statement(db, sql`INSERT INTO ct_typosquat_matches (organization_id, filter_id, candidate_domain, dedup_key, sha256, certificate_name, evidence, evidence_key, edit_distance, cert, detected_at, last_seen_at)
-        SELECT ${v("o")}, ${v("f")}, ${v("cd")}, ${v("d")}, ${v("s")}, ${v("n")}, ${v("e")}, ${v("ek")}, ${v("ed")}, ${v("c")}, ${VISIBLE_AT}, ${VISIBLE_AT}
+      statement(db, sql`INSERT INTO ct_typosquat_matches (organization_id, filter_id, candidate_domain, dedup_key, sha256, certificate_name, evidence, evidence_key, edit_distance, confidence, cert, detected_at, last_seen_at)
+        SELECT ${v("o")}, ${v("f")}, ${v("cd")}, ${v("d")}, ${v("s")}, ${v("n")}, ${v("e")}, ${v("ek")}, ${v("ed")}, ${v("cf")}, ${v("c")}, ${VISIBLE_AT}, ${VISIBLE_AT}
         FROM json_each(${rows}) j WHERE true
         ON CONFLICT (organization_id, filter_id, candidate_domain, dedup_key) DO UPDATE SET last_seen_at = max(last_seen_at, excluded.last_seen_at)`),
     );
@@ -217,6 +217,7 @@ export async function unemittedTyposquats(db: Db, logId: string, from: number, t
       certificateName: ctTyposquatMatches.certificateName,
       evidence: ctTyposquatMatches.evidence,
       editDistance: ctTyposquatMatches.editDistance,
+      confidence: ctTyposquatMatches.confidence,
       cert: ctTyposquatMatches.cert,
       detectedAt: ctTyposquatMatches.detectedAt,
       /** Eligible patterns are exactly the protected registrable domain. */

@@ -15,7 +15,7 @@
  * Being a Durable Object makes this exact across all Worker isolates: every
  * request of one organization is serialized through the same bucket state.
  */
-import type { AttemptOutcome, LoginDecision, LoginPolicy } from "../login-throttle";
+import type { AccountDecision, AttemptOutcome, LoginDecision, LoginPolicy, SignInStep } from "../login-throttle";
 
 export interface BucketSpec {
   key: string;
@@ -65,7 +65,10 @@ export function decide(buckets: Map<string, Bucket>, specs: BucketSpec[], nowMs:
 /** The RPC surface of the OrgGate Durable Object. */
 export interface OrgGateRpc extends Rpc.DurableObjectBranded {
   take(specs: BucketSpec[]): Promise<GateDecision>;
-  /** Login throttling (src/platform/login-throttle.ts): instances named by `loginThrottleKeys`. */
+  /** Sign-in throttling (src/platform/login-throttle.ts), instances named by `loginThrottleKeys`: an address's instance. */
   beginLogin(policy: LoginPolicy, nowMs: number): Promise<LoginDecision>;
-  endLogin(policy: LoginPolicy, outcome: AttemptOutcome): Promise<void>;
+  endLogin(policy: LoginPolicy, outcome: AttemptOutcome, nowMs: number): Promise<void>;
+  /** An account's instance: the (account, address) pair and the account's ceiling. */
+  beginAccountAttempt(address: string, step: SignInStep, nowMs: number): Promise<AccountDecision>;
+  endAccountAttempt(address: string, step: SignInStep, outcome: AttemptOutcome, nowMs: number): Promise<{ reportAttack: boolean; failures: number; factorFailures: number }>;
 }

@@ -90,11 +90,16 @@ export function IndicatorBadges({ i }: { i: Indicators }) {
     <span class="badges">
       <Badge value={i.validity_status} label={`validity: ${i.validity_status.replace(/_/g, " ")}`} />
       <Badge value={i.protocol_status} label={`protocols: ${i.protocol_status}`} />
-      <Badge value={i.cipher_status} label={`ciphers: ${i.cipher_status}`} />
+      <CipherBadge status={i.cipher_status} label={`ciphers: ${i.cipher_status}`} />
       <Badge value={i.validation_status} label={`chain: ${i.validation_status.replace(/_/g, " ")}`} />
       {i.error_count > 0 && <Badge value="failed" label={`${i.error_count} failed`} />}
     </span>
   );
+}
+
+/** Cipher status: "legacy" suites are not recommended (warn); "weak" ones are broken (bad). */
+function CipherBadge({ status, label }: { status: string; label?: string }) {
+  return <Badge value={status} tone={status === "legacy" ? "warn" : undefined} label={label} />;
 }
 
 const STARTTLS = ["auto", "none", "smtp", "imap", "pop3", "ftp", "ldap", "xmpp", "postgres"];
@@ -305,7 +310,7 @@ function ScansTab() {
             { label: "Address", render: (x) => <span class="mono">{x.ip_address}</span> },
             { label: "Validity", sort: "validity", render: (x) => (x.has_error ? <Badge value="failed" label="scan failed" /> : <><Badge value={x.validity_status} /> {x.days_left ?? ""} d</>) },
             { label: "Protocols", sort: "protocol", render: (x) => <><Badge value={x.protocol_status} /> <span class="small">{x.protocol.join(", ")}</span></> },
-            { label: "Ciphers", sort: "cipher", render: (x) => <><Badge value={x.cipher_status} /> <span class="small">{x.cipher_count}</span></> },
+            { label: "Ciphers", sort: "cipher", render: (x) => <><CipherBadge status={x.cipher_status} /> <span class="small">{x.cipher_count}</span></> },
             { label: "Chain", sort: "validation", render: (x) => <Badge value={x.validation_status} /> },
             { label: "Scanned", sort: "last_scan_time", render: (x) => <Time iso={x.scan_time} /> },
           ]}
@@ -411,6 +416,17 @@ function AgentsTab() {
   );
 }
 
+interface SuiteFinding {
+  code: number;
+  name: string;
+  weaknesses: string[];
+}
+
+/** A suite's concern in words (weak_suites / legacy_suites `weaknesses`). */
+function weaknessWords(w: string): string {
+  return ({ CBC: "CBC mode", no_forward_secrecy: "no forward secrecy", MD5: "MD5 MAC", outside_profile: "not in the profile", anon: "anonymous" } as Record<string, string>)[w] ?? w;
+}
+
 interface Verdict {
   id: string;
   name: string;
@@ -420,7 +436,11 @@ interface Verdict {
 }
 
 function ScanDetail({ scan }: { scan: any }) {
-  const weak = new Map<string, string[]>((scan.weak_suites ?? []).map((w: any) => [w.name, w.weaknesses]));
+  // Each suite's grade, from the one judgement (docs/tls-judgement.md): weak (broken), legacy (outside Mozilla's intermediate profile), or neither.
+  const grade = new Map<string, { grade: "weak" | "legacy"; why: string }>([
+    ...((scan.legacy_suites ?? []) as SuiteFinding[]).map((w) => [w.name, { grade: "legacy" as const, why: w.weaknesses.map(weaknessWords).join(", ") }] as const),
+    ...((scan.weak_suites ?? []) as SuiteFinding[]).map((w) => [w.name, { grade: "weak" as const, why: w.weaknesses.map(weaknessWords).join(", ") }] as const),
+  ]);
   const cert = scan.certificate ?? {};
   return (
     <div class="scan-detail">
@@ -470,14 +490,23 @@ function ScanDetail({ scan }: { scan: any }) {
       <Chips items={scan.protocol} label="Accepted protocols" />
       <h3>Cipher suites {scan.cipher_preference && <span class="muted small">(order: {scan.cipher_preference}'s preference)</span>}</h3>
       <ul class="chips" aria-label="Cipher suites">
-        {(scan.ciphers as string[]).map((c) => (
-          <li class={weak.has(c) ? "weak" : ""} title={weak.get(c)?.join(", ")}>
-            {c}
-            {weak.has(c) && <span class="sr-only"> (weak: {weak.get(c)!.join(", ")})</span>}
-            {weak.has(c) && <span aria-hidden="true"> ⚠</span>}
-          </li>
-        ))}
+        {(scan.ciphers as string[]).map((c) => {
+          const g = grade.get(c);
+          return (
+            <li class={g?.grade ?? ""} title={g && `${g.grade}: ${g.why}`}>
+              {c}
+              {g && <span class="sr-only"> ({g.grade}: {g.why})</span>}
+              {g && <span aria-hidden="true"> {g.grade === "weak" ? "⚠" : "·"}</span>}
+            </li>
+          );
+        })}
       </ul>
+      {grade.size > 0 && (
+        <p class="muted small">
+          Marked suites are outside Mozilla's intermediate profile: <span class="chip-key weak">weak</span> ones are broken (RC4, DES, 3DES, NULL, EXPORT, anonymous),{" "}
+          <span class="chip-key legacy">legacy</span> ones are not recommended; hover or focus a suite for why.
+        </p>
+      )}
       <h3>Named groups</h3>
       <Chips items={scan.named_groups} label="Named groups" />
     </div>
@@ -622,7 +651,7 @@ export function CertMonitorPage({ id }: { id: string }) {
               columns={[
                 { label: "Scanned", render: (x) => <Time iso={x.scan_time} /> },
                 { label: "Address", render: (x) => <span class="mono">{x.ip_address}</span> },
-                { label: "Result", render: (x) => (x.has_error ? <Badge value="failed" label="failed" /> : <><Badge value={x.protocol_status} /> <Badge value={x.cipher_status} /> <Badge value={x.validation_status} /></>) },
+                { label: "Result", render: (x) => (x.has_error ? <Badge value="failed" label="failed" /> : <><Badge value={x.protocol_status} /> <CipherBadge status={x.cipher_status} /> <Badge value={x.validation_status} /></>) },
                 { label: "Frameworks", render: (x) => <span class="badges">{(x.frameworks as Verdict[]).map((f) => <Badge value={f.status} label={`${f.id}: ${f.status}`} />)}</span> },
                 {
                   label: "Detail",

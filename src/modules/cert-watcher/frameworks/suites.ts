@@ -92,19 +92,31 @@ export function anatomyOf(code: number): SuiteAnatomy {
   return a;
 }
 
+/**
+ * What is wrong with a suite outside the reference profile (judgement.ts): the broken
+ * constructions above, plus
+ *   MD5                 an HMAC-MD5 record MAC
+ *   CBC                 a CBC-mode cipher (MAC-then-encrypt: padding oracles, Lucky 13)
+ *   no_forward_secrecy  static RSA, (EC)DH or PSK key exchange: a leaked server key decrypts recorded traffic
+ *   outside_profile     none of these, but not in the profile (e.g. Camellia, ARIA, CCM suites)
+ */
+export type SuiteConcern = SuiteWeakness | "MD5" | "CBC" | "no_forward_secrecy" | "outside_profile";
+
+const STATIC_KEY_EXCHANGES = new Set(["RSA", "DH", "ECDH", "PSK", "RSA_PSK"]);
+
+/** Every concern about a suite, broken constructions first; "outside_profile" when there is nothing more specific to say. */
+export function suiteConcerns(a: SuiteAnatomy): SuiteConcern[] {
+  const c: SuiteConcern[] = suiteWeaknesses(a);
+  if (a.mac === "MD5") c.push("MD5");
+  if (/_CBC(_|$)/.test(a.cipher) && !c.includes("DES") && !c.includes("3DES")) c.push("CBC");
+  // Anonymous DH is ephemeral: its problem is "anon", not the lack of forward secrecy.
+  if (STATIC_KEY_EXCHANGES.has(a.keyExchange) && a.authentication !== "anon") c.push("no_forward_secrecy");
+  return c.length ? c : ["outside_profile"];
+}
+
+/** An offered suite outside the reference profile, with what is wrong with it. */
 export interface WeakSuiteFinding {
   readonly code: number;
   readonly name: string;
-  readonly weaknesses: SuiteWeakness[];
-}
-
-/** Suites among `cipherCodes` that are RC4, DES, 3DES, NULL, EXPORT or anonymous (one entry per suite, codes de-duplicated). */
-export function weakSuiteFindings(cipherCodes: Iterable<number>): WeakSuiteFinding[] {
-  const out: WeakSuiteFinding[] = [];
-  for (const code of new Set(cipherCodes)) {
-    const a = anatomyOf(code);
-    const weaknesses = suiteWeaknesses(a);
-    if (weaknesses.length) out.push({ code, name: a.name, weaknesses });
-  }
-  return out;
+  readonly weaknesses: SuiteConcern[];
 }

@@ -1,7 +1,8 @@
 /**
- * Punycode (RFC 3492) decoding of one "xn--" A-label into its Unicode form, for
- * the typosquatting detector (certificate names are A-labels; lookalikes are
- * judged on what a user sees). Invalid input is a typed error, never a crash.
+ * Punycode (RFC 3492) for one label: decoding an "xn--" A-label into its Unicode form, for
+ * the typosquatting detector (certificate names are A-labels; lookalikes are judged on
+ * what a user sees), and encoding a Unicode label into its A-label (the permutations the
+ * discovery asks DNS about). Invalid input is a typed error, never a crash.
  */
 export class PunycodeError extends Error {
   override readonly name = "PunycodeError";
@@ -71,4 +72,52 @@ export function punycodeDecode(input: string): string {
 /** The Unicode form of a label: "xn--" labels decoded, others unchanged. Throws PunycodeError. */
 export function labelToUnicode(label: string): string {
   return label.startsWith("xn--") ? punycodeDecode(label.slice(4)) : label;
+}
+
+function encodeDigit(d: number): string {
+  return String.fromCharCode(d < 26 ? 0x61 + d : 0x30 + d - 26);
+}
+
+/** Encodes a Unicode label into the part after "xn--" (RFC 3492 §6.3). Throws PunycodeError on overflow. */
+export function punycodeEncode(input: string): string {
+  const cps = Array.from(input, (c) => c.codePointAt(0)!);
+  let out = cps.filter((c) => c < 0x80).map((c) => String.fromCharCode(c)).join("");
+  const basic = out.length;
+  let handled = basic;
+  if (basic > 0) out += "-";
+  let n = INITIAL_N;
+  let delta = 0;
+  let bias = INITIAL_BIAS;
+  while (handled < cps.length) {
+    let m = 0x10ffff + 1;
+    for (const c of cps) if (c >= n && c < m) m = c;
+    if ((m - n) * (handled + 1) > 0x7fffffff - delta) throw new PunycodeError("punycode overflow");
+    delta += (m - n) * (handled + 1);
+    n = m;
+    for (const c of cps) {
+      if (c < n) delta++;
+      if (c === n) {
+        let q = delta;
+        for (let k = BASE; ; k += BASE) {
+          const t = k <= bias ? TMIN : k >= bias + TMAX ? TMAX : k - bias;
+          if (q < t) break;
+          out += encodeDigit(t + ((q - t) % (BASE - t)));
+          q = Math.floor((q - t) / (BASE - t));
+        }
+        out += encodeDigit(q);
+        bias = adapt(delta, handled + 1, handled === basic);
+        delta = 0;
+        handled++;
+      }
+    }
+    delta++;
+    n++;
+  }
+  return out;
+}
+
+/** The A-label of a Unicode label: ASCII labels unchanged, others "xn--" + Punycode. */
+export function labelToAscii(label: string): string {
+  for (let i = 0; i < label.length; i++) if (label.charCodeAt(i) >= 0x80) return "xn--" + punycodeEncode(label);
+  return label;
 }

@@ -7,8 +7,10 @@
  * and where accents are hard to see at URL-bar sizes:
  *   - lowercase before and after mapping ("0" -> "O" -> "o", "I" -> "l")
  *   - combining marks are dropped after NFD ("pàypal", "ƥ" -> "p̔" -> "p")
- * The mapping is applied until it no longer changes the string (at most 3
- * rounds), so prototypes that are themselves confusable settle.
+ * The mapping is applied until it no longer changes the string (at most 5
+ * rounds), so prototypes that are themselves confusable settle: with the
+ * data's closure onto ASCII letters (unicode-tables.ts), Cyrillic "т" -> "ᴛ"
+ * -> "t" and "м" -> "ʍ" -> "m" -> "rn", as "m" itself.
  *
  * ASCII labels (nearly every certificate name) take a table-driven fast path:
  * the skeleton of every ASCII character is precomputed, and a label without a
@@ -17,18 +19,12 @@
 import { confusablePrototype } from "./unicode-tables";
 
 const MARKS = /\p{M}/gu;
-
-/**
- * Lowercase letters UTS #39 maps elsewhere but that render like a Latin letter in
- * URL-bar fonts (dnstwist's Cyrillic set): Cyrillic em "м" is "m" in most sans fonts
- * (confusables.txt only maps the capital М to M).
- */
-const EXTRA: Record<string, string> = { "\u043c": "m" };
+const ROUNDS = 5;
 
 function round(s: string): string {
   let out = "";
   for (const ch of s.toLowerCase().normalize("NFD").replace(MARKS, "")) {
-    out += EXTRA[ch] ?? confusablePrototype(ch.codePointAt(0)!) ?? ch;
+    out += confusablePrototype(ch.codePointAt(0)!) ?? ch;
   }
   return out.normalize("NFD").replace(MARKS, "").toLowerCase();
 }
@@ -36,7 +32,7 @@ function round(s: string): string {
 /** The skeleton of any Unicode string (the general path). */
 export function unicodeSkeleton(s: string): string {
   let cur = s;
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < ROUNDS; i++) {
     const next = round(cur);
     if (next === cur) break;
     cur = next;

@@ -1,0 +1,1 @@
+ALTER TABLE `ct_typosquat_matches` ADD `confidence` text DEFAULT 'high' NOT NULL;

@@ -1,0 +1,123 @@
+/**
+ * A module's alert history: every match of a rule, sent (with each channel's delivery)
+ * or suppressed (a duplicate or throttled, with the alert it repeats and until when),
+ * so nothing a rule matched disappears without a trace.
+ */
+import { get } from "../../api";
+import { setQuery, useLocation } from "../../router";
+import type { ModuleName } from "../../session";
+import { limitOffset, useResource, useTableState } from "../../ui/resource";
+import { DataTable } from "../../ui/table";
+import { Time } from "../../ui/time";
+import { Badge, Section } from "../../ui/widgets";
+import type { Alert } from "./types";
+
+const STATUS_FILTERS = [
+  { value: "", label: "All matches" },
+  { value: "fired", label: "Sent" },
+  { value: "suppressed", label: "Suppressed" },
+];
+
+export function HistoryTab({ module }: { module: ModuleName }) {
+  const loc = useLocation();
+  const status = loc.query.get("status") ?? "";
+  const rule = loc.query.get("rule") ?? "";
+  const [state, setState] = useTableState({ sortBy: "fired_at", sortOrder: "desc", pageSize: 20 });
+  const query = { ...limitOffset(state), ...(status ? { status } : {}), ...(rule ? { rule_id: rule } : {}) };
+  const r = useResource(() => get<{ alerts: Alert[]; total: number }>(`/api/${module}/alert-history`, query), [module, state, status, rule]);
+  return (
+    <Section title="Alert history">
+      <div class="filters-row">
+        <label class="inline">
+          Show{" "}
+          <select value={status} onChange={(e) => (setQuery({ status: (e.target as HTMLSelectElement).value }), setState({ page: 1 }))}>
+            {STATUS_FILTERS.map((f) => (
+              <option value={f.value}>{f.label}</option>
+            ))}
+          </select>
+        </label>
+        {rule && (
+          <span>
+            Rule #{rule}{" "}
+            <button type="button" class="link" onClick={() => (setQuery({ rule: null }), setState({ page: 1 }))}>
+              show every rule
+            </button>
+          </span>
+        )}
+      </div>
+      <DataTable
+        caption="Alerts"
+        state={state}
+        onState={setState}
+        total={r.data?.total}
+        rows={r.data?.alerts}
+        loading={r.loading}
+        error={r.error}
+        rowKey={(a) => a.id}
+        empty={<p>{status === "suppressed" ? "No suppressed match." : "No alert rule has matched an event of this module yet."}</p>}
+        columns={[
+          { label: "#", render: (a) => <span class="mono small">{a.id}</span> },
+          { label: "Matched", render: (a) => <Time iso={a.fired_at} /> },
+          { label: "Rule", render: (a) => <strong>{a.rule_name}</strong> },
+          { label: "Severity", render: (a) => <Badge value={a.severity} /> },
+          { label: "Event", render: (a) => <span class="small">{a.event_summary}</span> },
+          { label: "Outcome", render: (a) => (a.status === "suppressed" ? <Suppressed alert={a} /> : <Deliveries alert={a} />) },
+        ]}
+      />
+    </Section>
+  );
+}
+
+function Deliveries({ alert: a }: { alert: Alert }) {
+  if (a.deliveries.length === 0) return <span class="muted">sent to no channel (the rule has none)</span>;
+  return (
+    <ul class="plain">
+      {a.deliveries.map((d) => (
+        <li>
+          <Badge value={d.status} /> {d.channel_name ?? `#${d.channel_id}`}{" "}
+          <span class="small muted">
+            {d.attempts} attempt{d.attempts === 1 ? "" : "s"}
+            {d.response_status ? `, HTTP ${d.response_status}` : ""}
+            {d.last_error ? `: ${d.last_error}` : ""}
+            {d.status === "retrying" && d.next_attempt_at ? (
+              <>
+                , next <Time iso={d.next_attempt_at} />
+              </>
+            ) : null}
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The asset key in words: `monitor:3|192.0.2.11` is "monitor 3 at 192.0.2.11". */
+function assetLabel(asset: string): string {
+  const [kind, rest] = [asset.slice(0, asset.indexOf(":")), asset.slice(asset.indexOf(":") + 1)];
+  if (kind === "monitor") return `monitor ${rest.replace("|", " at ")}`;
+  if (kind === "filter") return `CT filter ${rest}`;
+  if (kind === "log") return `CT log ${rest}`;
+  if (kind === "domain") return rest;
+  return asset;
+}
+
+/** Why a match was not sent, in words, with the alert it repeats. */
+function Suppressed({ alert: a }: { alert: Alert }) {
+  const repeats = a.repeats_alert_id === null ? "an earlier alert" : `alert #${a.repeats_alert_id}`;
+  return (
+    <div>
+      <Badge value="suppressed" tone="warn" /> <span class="small">{a.suppressed_reason === "duplicate" ? "duplicate" : "throttled"}</span>
+      <div class="small muted">
+        {a.suppressed_reason === "duplicate"
+          ? `Not sent: the rule already alerted on this same event for ${assetLabel(a.asset)} (${repeats}); repeats are sent once per 24 h`
+          : `Not sent: the rule's throttle holds further alerts for ${a.subject} after ${repeats}`}
+        {a.suppressed_until && (
+          <>
+            , until <Time iso={a.suppressed_until} />
+          </>
+        )}
+        .
+      </div>
+    </div>
+  );
+}
