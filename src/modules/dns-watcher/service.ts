@@ -11,13 +11,14 @@ import { conflict, invalidField, notFound, quotaExceeded } from "../../platform/
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
-import { collectionView, NEVER_COLLECTED, type CollectionErrorClass, type CollectionRecord } from "../../platform/collection";
+import { collectionView } from "../../platform/collection";
 import type { WatchedRecordType } from "../../platform/dns/presentation";
 import { normalizeDomain } from "../lists/domain";
 import { NO_DMARC, type DmarcRecord } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
 import type { DOMAIN_SORT } from "./schema";
 import { parseStoredJson } from "./stored-json";
+import { domainCollection, recordSetCollection } from "./collection";
 
 registerUsageCounter("dns_domains", (db, organizationId) => tenantDb(db, organizationId).count(dnsDomains));
 
@@ -95,40 +96,6 @@ export function recordSetName(raw: string, domain: string, field = "name"): stri
 
 type DomainRow = typeof dnsDomains.$inferSelect;
 type RecordSetRow = typeof dnsRecordSets.$inferSelect;
-
-/** The domain's collection record: a run is its attempt (last_checked_at), one that resolved something its success. */
-function domainCollection(d: DomainRow): CollectionRecord {
-  return {
-    lastAttemptAt: d.lastCheckedAt,
-    lastSuccessAt: d.lastSuccessAt,
-    failingSince: d.collectionFailingSince,
-    consecutiveFailures: d.collectionFailures,
-    nextAttemptAt: d.collectionNextAttemptAt,
-    errorClass: d.collectionErrorClass as CollectionErrorClass | null,
-    errorMessage: d.collectionError,
-  };
-}
-
-/**
- * A record set's collection record. Every run asks every record set of the domain, so
- * its last attempt is the domain's; while its lookups resolve (no failures) that is its
- * last success too, if it ever resolved. A set with neither values nor failures was never
- * asked (added since the last run).
- */
-function recordSetCollection(r: RecordSetRow, d: DomainRow): CollectionRecord {
-  const failing = r.collectionFailures > 0;
-  const values = r.valuesJson !== null;
-  if (!failing && !values) return { ...NEVER_COLLECTED, nextAttemptAt: d.collectionNextAttemptAt };
-  return {
-    lastAttemptAt: d.lastCheckedAt,
-    lastSuccessAt: failing ? r.lastSuccessAt : d.lastCheckedAt,
-    failingSince: r.collectionFailingSince,
-    consecutiveFailures: r.collectionFailures,
-    nextAttemptAt: d.collectionNextAttemptAt,
-    errorClass: failing ? (r.collectionErrorClass as CollectionErrorClass | null) : null,
-    errorMessage: failing ? r.lastError : null,
-  };
-}
 
 function domainView(d: DomainRow) {
   return {

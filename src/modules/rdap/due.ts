@@ -8,7 +8,8 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lte, min, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { rdapMonitors, rdapSnapshots } from "../../db/schema/rdap";
-import type { CollectionErrorClass, CollectionRecord } from "../../platform/collection";
+import type { CollectionRecord } from "../../platform/collection";
+import { monitorCollection } from "./collection";
 
 export interface DueMonitor {
   id: number;
@@ -22,27 +23,6 @@ export interface DueMonitor {
   failureCount: number;
   /** Its collection state before this poll. */
   collection: CollectionRecord;
-}
-
-/** A monitor row's collection record: its checks are the attempts, those that took a snapshot the successes. */
-export function monitorCollection(m: {
-  lastCheckedAt: string | null;
-  lastSuccessAt: string | null;
-  collectionFailingSince: string | null;
-  collectionFailures: number;
-  collectionNextAttemptAt: string | null;
-  collectionErrorClass: string | null;
-  collectionError: string | null;
-}): CollectionRecord {
-  return {
-    lastAttemptAt: m.lastCheckedAt,
-    lastSuccessAt: m.lastSuccessAt,
-    failingSince: m.collectionFailingSince,
-    consecutiveFailures: m.collectionFailures,
-    nextAttemptAt: m.collectionNextAttemptAt,
-    errorClass: m.collectionErrorClass as CollectionErrorClass | null,
-    errorMessage: m.collectionError,
-  };
 }
 
 const neverChecked = sql`coalesce(${rdapMonitors.lastCheckedAt}, '')`;

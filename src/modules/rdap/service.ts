@@ -14,7 +14,7 @@ import { tenantDb, type Tenant } from "../../platform/tenant";
 import { collectionView } from "../../platform/collection";
 import { normalizeDomain } from "../lists/domain";
 import { diffSnapshots } from "./diff";
-import { monitorCollection } from "./due";
+import { monitorCollection } from "./collection";
 import type { CHANGE_SORT, MONITOR_SORT } from "./schema";
 
 registerUsageCounter("rdap_monitors", (db, organizationId) => tenantDb(db, organizationId).count(rdapMonitors));
