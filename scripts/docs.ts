@@ -105,6 +105,7 @@ function describeAccess(block: string, consts: Map<string, string>): string {
   if (/^\w+$/.test(a)) a = consts.get(a) ?? a;
   if (a.includes("public")) return "none";
   if (a.includes("authenticated")) return "any bearer";
+  if (a.includes("session")) return "a login session";
   const anyOf = /anyOf:\s*\[([^\]]*)\]/.exec(a);
   if (anyOf) return [...anyOf[1]!.matchAll(/"([^"]+)"/g)].map((x) => `\`${x[1]}\``).join(" or ");
   const perm = /permission:\s*"([^"]+)"/.exec(a);
@@ -135,9 +136,14 @@ function handlerCalls(handler: string, imports: Map<string, { file: string; name
   return found;
 }
 
+/** Every route of a module: its routes.ts and those of its sub-folders (e.g. auth/mfa/routes.ts). */
 function routesOf(folder: string): Route[] {
-  const file = join(MODULES_DIR, folder, "routes.ts");
-  if (!existsSync(file)) return [];
+  return walk(join(MODULES_DIR, folder), (p) => p.endsWith("/routes.ts"))
+    .sort()
+    .flatMap((file) => routesOfFile(folder, file));
+}
+
+function routesOfFile(folder: string, file: string): Route[] {
   const text = read(file);
   const consts = constants(text);
   const imports = localImports(text, dirname(file));
