@@ -1,5 +1,5 @@
 /**
- * Quiet logs for `npm start` (docs/collection-ct-certs.md, "Quiet logs").
+ * Quiet logs for `npm start` (docs/development.md, "Running it locally").
  *
  * The service logs an outside source's failure itself, classified, one line per source and
  * error class per ten minutes (`[source] ...`, src/platform/collection/log.ts). Below it,
