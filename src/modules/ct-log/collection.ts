@@ -82,14 +82,22 @@ export function classifyStoredLogError(text: string, log: Pick<CtLogDescriptor, 
 
 type LogStateRow = typeof ctLogStates.$inferSelect;
 
+/**
+ * The failure a log's published state records (ct_log_states last_error and
+ * last_error_class), null when its last run did not fail: what the cursor classified, or
+ * a row stored before, classified from its text. Every reader of ct_log_states takes the
+ * error from here (the API, the reports).
+ */
+export function storedLogFailure(text: string | null, errorClass: string | null, log: Pick<CtLogDescriptor, "description" | "readUrl">): CollectionError | null {
+  if (!text) return null;
+  const known = (COLLECTION_ERROR_CLASSES as readonly string[]).includes(errorClass ?? "");
+  return known ? { class: errorClass as CollectionErrorClass, message: text } : classifyStoredLogError(text, log);
+}
+
 /** A log's collection record, from its published state (and its descriptor, to classify what was stored before). */
 export function logRecord(s: LogStateRow | undefined, log: Pick<CtLogDescriptor, "description" | "readUrl">): CollectionRecord {
   if (!s) return { lastAttemptAt: null, lastSuccessAt: null, failingSince: null, consecutiveFailures: 0, nextAttemptAt: null, errorClass: null, errorMessage: null };
-  let error: CollectionError | null = null;
-  if (s.lastError) {
-    const known = (COLLECTION_ERROR_CLASSES as readonly string[]).includes(s.lastErrorClass ?? "");
-    error = known ? { class: s.lastErrorClass as CollectionErrorClass, message: s.lastError } : classifyStoredLogError(s.lastError, log);
-  }
+  const error = storedLogFailure(s.lastError, s.lastErrorClass, log);
   return {
     lastAttemptAt: s.lastRunAt,
     // Stored before verified reads were recorded: the last run that ended without a failure stands for one.
