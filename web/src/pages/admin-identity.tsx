@@ -143,7 +143,7 @@ export function SsoTab() {
                   ]}
                 />
                 {canManage && (
-                  <ActionButton label={`Check the DNS record of ${d.domain}`} busyLabel="Looking up…" onError={(e) => (setErr(e), r.reload())} onClick={async () => (setErr(undefined), await post(`/api/admin/sso/domains/${encodeURIComponent(d.domain)}/verify`), setNotice(`${d.domain} is verified.`), r.reload())}>
+                  <ActionButton label={`Check DNS now for ${d.domain}`} busyLabel="Looking up…" onError={(e) => (setErr(e), r.reload())} onClick={async () => (setErr(undefined), await post(`/api/admin/sso/domains/${encodeURIComponent(d.domain)}/verify`), setNotice(`${d.domain} is verified.`), r.reload())}>
                     Check DNS now
                   </ActionButton>
                 )}
