@@ -57,7 +57,9 @@ describe("passkeys", () => {
     const email = await signUp(owner.page);
     await owner.page.goto("/account");
     await owner.page.getByLabel("Name of the passkey").fill("Test laptop");
+    const registration = owner.page.waitForRequest((r) => r.method() === "POST" && new URL(r.url()).pathname === "/api/auth/mfa/passkeys");
     await owner.page.getByRole("button", { name: "Add a passkey" }).click();
+    const registrationBody = (await registration).postData()!;
     // The first factor of the account brings its recovery codes.
     await expect.poll(() => owner.page.getByTestId("recovery-codes").locator("li").count(), { timeout: 30_000 }).toBe(10);
     expect(await owner.credentials()).toHaveLength(1);
@@ -74,7 +76,9 @@ describe("passkeys", () => {
     await owner.page.getByLabel("Password").fill(PASSWORD);
     await owner.page.getByRole("button", { name: "Log in" }).click();
     await expect.poll(() => owner.page.getByRole("heading", { level: 1 }).textContent()).toBe("Second factor");
+    const assertion = owner.page.waitForRequest((r) => r.method() === "POST" && new URL(r.url()).pathname === "/api/auth/login/mfa");
     await owner.page.getByRole("button", { name: "Use a passkey" }).click();
+    const assertionBody = (await assertion).postData()!;
     await owner.page.waitForURL(`${base}/`);
     await expect.poll(() => owner.page.getByRole("heading", { level: 1 }).textContent()).toBe("Security overview");
     const sessions = await owner.page.request.get("/api/auth/sessions", { headers: CONSOLE });
@@ -92,9 +96,16 @@ describe("passkeys", () => {
     const rename = await strangerPage.request.patch(`/api/auth/mfa/passkeys/${list.passkeys[0].id}`, { headers: CONSOLE, data: { name: "mine now" } });
     expect(rename.status()).toBe(404);
 
-    // A registration answer replayed is refused (its challenge is spent), nothing saved.
-    const replay = await owner.page.request.post("/api/auth/mfa/passkeys", { headers: CONSOLE, data: { name: "again", response: { id: "x", rawId: "x", type: "public-key", response: { clientDataJSON: "e30", attestationObject: "" } } } });
-    expect(replay.status()).toBe(400);
+    // The browser's own answers replayed are refused and save nothing: the registration
+    // (its challenge is spent) and the sign-in assertion (its mfa_token is spent).
+    const replay = await owner.page.request.post("/api/auth/mfa/passkeys", { headers: { ...CONSOLE, "content-type": "application/json" }, data: registrationBody });
+    expect(replay.status(), await replay.text()).toBe(400);
+    expect((await replay.json()).error.details).toEqual([expect.objectContaining({ path: "response" })]);
+    const garbage = await owner.page.request.post("/api/auth/mfa/passkeys", { headers: CONSOLE, data: { name: "again", response: { id: "x", rawId: "x", type: "public-key", response: { clientDataJSON: "e30", attestationObject: "" } } } });
+    expect(garbage.status()).toBe(400);
+    const replayedSignIn = await stranger.request.post(`${base}/api/auth/login/mfa`, { headers: { ...CONSOLE, "content-type": "application/json" }, data: assertionBody });
+    expect(replayedSignIn.status(), await replayedSignIn.text()).toBe(401);
+    expect((await (await owner.page.request.get("/api/auth/mfa/passkeys", { headers: CONSOLE })).json()).passkeys).toHaveLength(1);
 
     // Removal from the page.
     await owner.page.goto("/account");
