@@ -1,5 +1,5 @@
 import { certWatcherVariables } from "./cert-watcher";
-import { ctLogVariables } from "./ct-log";
+import { ctLogOptInEvents, ctLogVariables } from "./ct-log";
 import { dnsWatcherVariables } from "./dns-watcher";
 import { rdapVariables } from "./rdap";
 import type { ModuleName, VariableSpec } from "./types";
@@ -11,4 +11,17 @@ export const MODULE_VARIABLES: Readonly<Record<ModuleName, readonly VariableSpec
   rdap: rdapVariables,
   "cert-watcher": certWatcherVariables,
   "dns-watcher": dnsWatcherVariables,
+};
+
+/**
+ * Per module, event types a rule sees only when it reads `event_type` or the identifier
+ * given (the fields the event is about): types added after rules were written, whose
+ * other fields hold empty values a rule written for the module's first events would
+ * misread (`!cert.is_precert` on a lookalike event, which has no certificate).
+ */
+export const MODULE_OPT_IN_EVENTS: Readonly<Record<ModuleName, Readonly<Record<string, string>>>> = {
+  "ct-log": ctLogOptInEvents,
+  rdap: {},
+  "cert-watcher": {},
+  "dns-watcher": {},
 };
