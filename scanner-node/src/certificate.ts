@@ -107,6 +107,10 @@ function leafOf(x: X509Certificate, der: Buffer): LeafCertificate {
     public_key_algorithm: type === "rsa" || type === "rsa-pss" ? "RSA" : type === "ec" ? "ECDSA" : type === "ed25519" ? "Ed25519" : type === "ed448" ? "Ed448" : String(type ?? "unknown").toUpperCase(),
     key_bits: (details.modulusLength as number | undefined) ?? (curve ? CURVE_BITS[curve] ?? null : type === "ed25519" ? 256 : type === "ed448" ? 456 : null),
     curve,
+    // The key's identity across certificates (a renewal that keeps the key keeps it), and the
+    // leaf itself: the service ties it to the certificate's CT entries (precertificates differ).
+    spki_sha256: createHash("sha256").update(x.publicKey.export({ type: "spki", format: "der" })).digest("hex"),
+    der: der.toString("base64"),
   };
 }
 

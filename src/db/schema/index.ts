@@ -8,3 +8,4 @@ export * from "./rdap";
 export * from "./dns-watcher";
 export * from "./reports";
 export * from "./identity";
+export * from "./inventory";

@@ -15,7 +15,7 @@ import { Environment, ParseError, TypeError as CelTypeError } from "@marcbachman
 import { isCollectionEventType } from "../../../platform/collection/event";
 import { buildEventShape, celTypeOf, convertEvent, type EventShape } from "./event-shape";
 import { EMPTY_LIST_DATA, type ListData } from "./list-data";
-import { MODULE_VARIABLES, type ModuleName } from "./variables";
+import { IMPLICIT_EVENT_TYPES, MODULE_VARIABLES, type ModuleName } from "./variables";
 import { COMPILE_LIMITS, comprehensionNesting, MAX_COMPREHENSION_NESTING, meterComprehensions, withBudget } from "./cost";
 import { registerRe2Matches, startExpression } from "./regex";
 
@@ -64,6 +64,9 @@ export interface CompiledRule {
    * rule was before collection events existed) and never matches a collection event:
    * its fields there hold the last observed or empty values, which such a rule would
    * read as a finding (`dmarc.current.p != "reject"` on a domain that merely went blind).
+   * The same holds for event types added to a module later (CT's `renewal_overdue`,
+   * the certificate watcher's `not_in_ct`: IMPLICIT_EVENT_TYPES): a rule sees them only
+   * when it names `event_type`, so an older rule does not fire twice for one certificate.
    */
   seesCollectionEvents: boolean;
   /** @internal the parsed, type-checked cel-js program. */
@@ -73,7 +76,7 @@ export interface CompiledRule {
 export interface EvaluationResult {
   matched: boolean;
   error?: string;
-  /** The event is a collection event and the rule does not read `event_type` or `collection` (see CompiledRule.seesCollectionEvents). */
+  /** The event is a collection event (or of a type a rule must name) and the rule does not read `event_type` or `collection` (see CompiledRule.seesCollectionEvents). */
   notForCollectionEvents?: true;
 }
 
@@ -123,7 +126,7 @@ function runtimeOf(module: ModuleName): ModuleRuntime {
 }
 
 export const IN_LIST_DESCRIPTION =
-  'True when the string value matches the rule list: an IP inside any network of an ip list, or the exact domain (case-insensitive, trailing dot ignored, IDN as A-label) of a domain list. The list name must be a quoted literal: in_list(ip_address, lists["dmz"]). A value that is not an IP/domain, or a list that no longer exists, does not match.';
+  'True when the string value matches the rule list: an IP inside any network of an ip list, or the exact domain (case-insensitive, trailing dot ignored, IDN as A-label) of a domain list, or a key hash (SHA-256 of the SubjectPublicKeyInfo, hex) of an spki list: in_list(cert.spki_sha256, lists["our_keys"]). The list name must be a quoted literal: in_list(ip_address, lists["dmz"]). A value that is not an IP/domain, or a list that no longer exists, does not match.';
 
 function registerInList(env: Environment): void {
   env.registerFunction(
@@ -300,6 +303,13 @@ export function positionAt(text: string, offset: number): SourcePosition {
 // ---- evaluate ---------------------------------------------------------------------
 
 /** An event converted to CEL values; reuse it for every rule of the module. */
+/** Whether a rule that does not read `event_type` sees this event: the module's original event types only. */
+function seenWithoutEventType(module: ModuleName, eventType: unknown): boolean {
+  if (isCollectionEventType(eventType)) return false;
+  const implicit = IMPLICIT_EVENT_TYPES[module];
+  return implicit === null || (typeof eventType === "string" && implicit.includes(eventType));
+}
+
 export class PreparedEvent {
   constructor(
     readonly module: ModuleName,
@@ -324,7 +334,7 @@ export function evaluate(
 ): EvaluationResult {
   const prepared = event instanceof PreparedEvent ? event : prepareEvent(compiled.module, event);
   const context = prepared.context;
-  if (!compiled.seesCollectionEvents && isCollectionEventType(context.event_type)) return { matched: false, notForCollectionEvents: true };
+  if (!compiled.seesCollectionEvents && !seenWithoutEventType(compiled.module, context.event_type)) return { matched: false, notForCollectionEvents: true };
   context[LISTS_KEY] = listData;
   let value: unknown;
   try {
