@@ -24,7 +24,8 @@ function testFiles(dir: string): string[] {
  * after all others, on their own.
  */
 const TAKES_COUNTERPARTS_AWAY = /stopLab\(/;
-const files = testFiles("test").map((f) => ({ f, text: readFileSync(f, "utf8") }));
+// Tests live under test/, and beside the code where a plug-in keeps its own (src/modules/alerting/channels/<kind>/).
+const files = [...testFiles("test"), ...testFiles("src")].map((f) => ({ f, text: readFileSync(f, "utf8") }));
 const alone = files.filter(({ text }) => TAKES_COUNTERPARTS_AWAY.test(text)).map(({ f }) => f);
 const ownRuntime = files.filter(({ f, text }) => RUNS_SHARED_JOBS.test(text) && !alone.includes(f)).map(({ f }) => f);
 
@@ -57,6 +58,11 @@ export default defineConfig(async () => {
             // External services point at the local counterparts of the fixture hub.
             RDAP_BOOTSTRAP_URL: `${inject<string>("fixtureUrl")}/rdap/bootstrap.json`,
             DOH_RESOLVER_URLS: `${inject<string>("fixtureUrl")}/doh/default/dns-query`,
+            // Incident tools' endpoints: the providers' local receivers (test/fixtures/servers/providers.ts).
+            PAGERDUTY_EVENTS_URL: `${inject<string>("fixtureUrl")}/providers/pagerduty/v2/enqueue`,
+            PAGERDUTY_EU_EVENTS_URL: `${inject<string>("fixtureUrl")}/providers/pagerduty/eu/v2/enqueue`,
+            OPSGENIE_API_URL: `${inject<string>("fixtureUrl")}/providers/opsgenie`,
+            OPSGENIE_EU_API_URL: `${inject<string>("fixtureUrl")}/providers/opsgenie/eu`,
             // An empty signed log list: cron runs never reach for the public CT logs.
             CT_LOG_LIST_URL: inject<string>("ctLogListUrl"),
             CT_LOG_LIST_PUBLIC_KEY: inject<string>("ctLogListKeyPem"),
@@ -66,7 +72,7 @@ export default defineConfig(async () => {
     ],
     test: {
       projects: [
-        { extends: true as const, test: { name: "shared-runtime", include: ["test/**/*.test.ts"], exclude: [...ownRuntime, ...alone], isolate: false } },
+        { extends: true as const, test: { name: "shared-runtime", include: ["test/**/*.test.ts", "src/**/*.test.ts"], exclude: [...ownRuntime, ...alone], isolate: false } },
         { extends: true as const, test: { name: "own-runtime", include: ownRuntime } },
         // A later group: vitest starts it once both groups above are done.
         { extends: true as const, test: { name: "alone", include: alone, sequence: { groupOrder: 1 } } },

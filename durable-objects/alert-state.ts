@@ -48,15 +48,19 @@ export class AlertState extends DurableObject<Bindings> implements AlertStateRpc
 
   async process(organizationId: number, module: ModuleName, event: Record<string, unknown>, nowMs = Date.now()): Promise<ProcessResult> {
     const [result] = await this.processor.process(this.memory, organizationId, module, [{ event }], nowMs);
-    if (result.fired.length) await this.afterFiring(organizationId, nowMs);
+    if (result.fired.length || result.resolved.length) await this.afterFiring(organizationId, nowMs);
     return result;
   }
 
   async processBatch(organizationId: number, module: ModuleName, events: { id?: string; event: Record<string, unknown> }[], nowMs = Date.now()): Promise<BatchProcessResult> {
     const results = await this.processor.process(this.memory, organizationId, module, events, nowMs);
     const summary = summarize(results);
-    if (summary.fired.length) await this.afterFiring(organizationId, nowMs);
+    if (summary.fired.length || summary.resolved.length) await this.afterFiring(organizationId, nowMs);
     return summary;
+  }
+
+  async wake(organizationId: number): Promise<void> {
+    await this.afterFiring(organizationId, Date.now());
   }
 
   private async afterFiring(organizationId: number, nowMs: number) {

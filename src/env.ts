@@ -59,6 +59,11 @@ export interface Bindings {
   TRUST_CF_CONNECTING_IP?: string;
   /** Test configuration only: lets the X-Trust-Plane-Now header move a request's clock (src/platform/clock.ts). */
   ALLOW_CLOCK_OVERRIDE?: string;
+  ALERT_DELIVERY_TIMEOUT_MS?: string;
+  PAGERDUTY_EVENTS_URL?: string;
+  PAGERDUTY_EU_EVENTS_URL?: string;
+  OPSGENIE_API_URL?: string;
+  OPSGENIE_EU_API_URL?: string;
 }
 
 export interface Config {
@@ -107,6 +112,14 @@ export interface Config {
    * that header the client address. Otherwise a client could choose its own address.
    */
   trustCfConnectingIp: boolean;
+  alerting: {
+    /** Timeout of one delivery attempt to a channel. */
+    deliveryTimeoutMs: number;
+    /** PagerDuty Events API v2 enqueue URLs of its US and EU service regions. */
+    pagerdutyEventsUrl: { us: string; eu: string };
+    /** Opsgenie API base URLs of its US and EU instances. */
+    opsgenieApiUrl: { us: string; eu: string };
+  };
 }
 
 export interface CtPoliteness {
@@ -147,6 +160,11 @@ function int(value: string | undefined, fallback: number, min = 0, max = Number.
   if (value === undefined || value.trim() === "") return fallback;
   const n = Number(value);
   return Number.isInteger(n) && n >= min ? Math.min(n, max) : fallback;
+}
+
+/** A configured base URL without its trailing slashes, or the public default. */
+function baseUrl(value: string | undefined, fallback: string): string {
+  return (value?.trim() || fallback).replace(/\/+$/, "");
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -198,5 +216,16 @@ export function loadConfig(env: Bindings): Config {
     secretsKey: env.SECRETS_KEY ?? "",
     egressAllowlist: env.EGRESS_ALLOWLIST ?? "",
     trustCfConnectingIp: bool(env.TRUST_CF_CONNECTING_IP, false),
+    alerting: {
+      deliveryTimeoutMs: int(env.ALERT_DELIVERY_TIMEOUT_MS, 10_000, 1, 60_000),
+      pagerdutyEventsUrl: {
+        us: baseUrl(env.PAGERDUTY_EVENTS_URL, "https://events.pagerduty.com/v2/enqueue"),
+        eu: baseUrl(env.PAGERDUTY_EU_EVENTS_URL, "https://events.eu.pagerduty.com/v2/enqueue"),
+      },
+      opsgenieApiUrl: {
+        us: baseUrl(env.OPSGENIE_API_URL, "https://api.opsgenie.com"),
+        eu: baseUrl(env.OPSGENIE_EU_API_URL, "https://api.eu.opsgenie.com"),
+      },
+    },
   };
 }

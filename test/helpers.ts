@@ -18,7 +18,7 @@ export interface CallResult<T = any> {
 export async function call<T = any>(
   method: string,
   path: string,
-  opts: { token?: string; body?: unknown; rawBody?: BodyInit; headers?: Record<string, string> } = {},
+  opts: { token?: string; body?: unknown; rawBody?: BodyInit; headers?: Record<string, string>; redirect?: "manual" } = {},
 ): Promise<CallResult<T>> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
@@ -32,7 +32,8 @@ export async function call<T = any>(
   // invitation acceptance) are limited per IP, so each gets its own unless a test
   // says otherwise — no test can starve another of the anonymous budget.
   headers["cf-connecting-ip"] ??= opts.token ? "192.0.2.1" : uniqueIp();
-  const res = await (exports as any).default.fetch(new Request(`http://trust-plane.test${path}`, { method, headers, body }));
+  // `redirect: "manual"` returns a redirect as it is (a browser navigation's view); otherwise it is followed.
+  const res = await (exports as any).default.fetch(new Request(`http://trust-plane.test${path}`, { method, headers, body, redirect: opts.redirect }));
   const text = await res.text();
   let parsed: any = text;
   try {

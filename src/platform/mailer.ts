@@ -26,12 +26,15 @@ import { and, eq, inArray, lte } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { mailOutbox, type AttachmentSource, type MailAttachment } from "../db/schema/platform";
 import type { Config } from "../env";
+import { encodeHeaderText, headerText } from "./mail-header";
 
 export interface MailMessage {
   organizationId: number | null;
   to: string;
   subject: string;
   body: string;
+  /** An HTML alternative of `body` (sent over SMTP; the outbox keeps the text). */
+  html?: string;
   /** What the message is about, e.g. `invitation`, `alert`, `test`, `weekly_report`. */
   kind: string;
   attachments?: MailAttachment[];
@@ -131,8 +134,10 @@ export function smtpTransport(config: Config, settings: SmtpSettings = parseSmtp
         await mailer.send({
           from: parseFrom(config.mailFrom),
           to: { email: message.to },
-          subject: message.subject,
+          // Never a raw line break or control character in a header (mail-header.ts).
+          subject: encodeHeaderText(message.subject),
           text: message.body,
+          html: message.html,
           attachments: message.attachments?.map((a) => ({ filename: a.filename, content: a.content, mimeType: a.content_type })),
         });
       } finally {
@@ -153,7 +158,7 @@ export function enqueueMail(db: Db, config: Config, message: MailMessage, now: D
     .values({
       organizationId: message.organizationId,
       toAddress: message.to,
-      subject: message.subject,
+      subject: headerText(message.subject),
       body: message.body,
       kind: message.kind,
       attachments: message.attachments?.length ? message.attachments : null,

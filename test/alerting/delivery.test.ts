@@ -165,7 +165,8 @@ describe("webhook delivery", () => {
     await emitEvent(E, "cert-watcher", org.organizationId, certScanEvent());
     await deliverNow(org);
     let d = await onlyDelivery(org.session, "cert-watcher");
-    expect(d).toMatchObject({ status: "retrying", attempts: 1, response_status: 500, last_error: "HTTP 500" });
+    const receiver = `${new URL(base).origin}/***`;
+    expect(d).toMatchObject({ status: "retrying", attempts: 1, response_status: 500, last_error: `webhook delivery: HTTP 500 from ${receiver}` });
     const next1 = Date.parse(d.next_attempt_at);
     expect(next1 - t0).toBeGreaterThanOrEqual(5_000);
     expect(next1 - Date.now()).toBeLessThanOrEqual(6_000);
@@ -185,6 +186,12 @@ describe("webhook delivery", () => {
     await deliverNow(org, next2);
     d = await onlyDelivery(org.session, "cert-watcher");
     expect(d).toMatchObject({ status: "delivered", attempts: 3, response_status: 200, last_error: null, next_attempt_at: null });
+    // Each attempt is in the delivery's list, with its time, status and class.
+    expect(d.attempt_log).toEqual([
+      { at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), outcome: "retrying", status: 500, error_class: "http_status", error: `webhook delivery: HTTP 500 from ${receiver}`, retry_after_seconds: null },
+      { at: new Date(next1).toISOString(), outcome: "retrying", status: 500, error_class: "http_status", error: `webhook delivery: HTTP 500 from ${receiver}`, retry_after_seconds: null },
+      { at: new Date(next2).toISOString(), outcome: "delivered", status: 200, error_class: null, error: null, retry_after_seconds: null },
+    ]);
     const got = await inbox(box);
     expect(got.length).toBe(3);
     // The same alert every time (at-least-once: the receiver de-duplicates by alert id), each attempt freshly signed.
@@ -204,7 +211,8 @@ describe("webhook delivery", () => {
       d = await onlyDelivery(org.session, "cert-watcher");
     }
     expect(MAX_DELIVERY_ATTEMPTS).toBeGreaterThan(2);
-    expect(d).toMatchObject({ status: "failed", attempts: MAX_DELIVERY_ATTEMPTS, response_status: 503, last_error: "HTTP 503", next_attempt_at: null, delivered_at: null });
+    expect(d).toMatchObject({ status: "failed", attempts: MAX_DELIVERY_ATTEMPTS, response_status: 503, last_error: `webhook delivery: HTTP 503 from ${new URL(base).origin}/***`, next_attempt_at: null, delivered_at: null });
+    expect(d.attempt_log.map((a: any) => a.outcome)).toEqual([...Array(MAX_DELIVERY_ATTEMPTS - 1).fill("retrying"), "failed"]);
     expect((await inbox(box)).length).toBe(MAX_DELIVERY_ATTEMPTS);
     await deliverNow(org, Date.now() + 86_400_000);
     expect((await inbox(box)).length).toBe(MAX_DELIVERY_ATTEMPTS);
@@ -304,7 +312,8 @@ describe("slack delivery", () => {
     const got = await inbox(box);
     expect(got.length).toBe(1);
     const body = JSON.parse(got[0].body);
-    expect(Object.keys(body)).toEqual(["text"]);
+    // Slack's incoming-webhook body; link previews off, so a hostile URL in an event is not unfurled.
+    expect(body).toMatchObject({ unfurl_links: false, unfurl_media: false });
     expect(body.text).toContain("[CRITICAL]");
     expect(body.text).toContain("expiring soon");
     expect(body.text).toContain("mail.example.com");

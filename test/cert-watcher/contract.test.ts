@@ -99,3 +99,11 @@ it("the OpenAPI document carries the contract: the result schema with its field 
   expect(Object.keys(schemas.LeasedScanJob.properties)).toEqual(Object.keys(LeasedJob.shape));
   expect(schemas.PostScanResult.properties.result.$ref).toBe("#/components/schemas/ScanResultInput");
 });
+
+it("control characters of observed strings are made visible (\\xHH), never passed on as line breaks", () => {
+  const r = ScanResult.parse({ has_error: true, error: "refused\r\nX-Injected: 1", certificate: { subject: "CN=evil\r\nBcc: victim@example.org\u0000", dns_names: ["a\nb"] } });
+  expect(r.certificate!.subject).toBe("CN=evil\\x0D\\x0ABcc: victim@example.org\\x00");
+  expect(r.certificate!.dns_names).toEqual(["a\\x0Ab"]);
+  expect(r.error).toBe("refused\\x0D\\x0AX-Injected: 1");
+});
+

@@ -91,6 +91,12 @@ describe("classifyFailure", () => {
   it("maps HTTP statuses, 429 to rate_limited", () => {
     expect(httpStatusFailure(503, "https://rdap.example/domain/x")).toEqual({ class: "http_status", message: "HTTP 503 from https://rdap.example/domain/x" });
     expect(httpStatusFailure(429, "https://rdap.example/", undefined, 30).class).toBe("rate_limited");
+    // A stored text that already says the status (a collector's record from before it classified).
+    expect(classifyFailure(new Error("LogHttpError: HTTP 500 from http://ct.example/checkpoint after 4 attempts"), { what: "reading log A" })).toEqual({
+      class: "http_status",
+      message: "reading log A: LogHttpError: HTTP 500 from http://ct.example/checkpoint after 4 attempts",
+    });
+    expect(classifyFailure(new Error("HTTP 429 from https://rdap.example/")).class).toBe("rate_limited");
   });
 
   it("sanitizes control characters and the opaque reference out of any text", () => {

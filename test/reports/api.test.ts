@@ -110,9 +110,11 @@ describe("reports listing and download", () => {
     const one = await callAt("GET", "/api/reports?limit=1", org.session);
     expect(one.body.data).toEqual([all.body.data[0]]);
     expect(Object.keys(all.body.data[0]).sort()).toEqual(
-      ["id", "report_type", "period_start", "period_end", "overall_score", "grade", "generated_at", "pdf_filename", "category_scores", "findings_count"].sort(),
+      ["id", "report_type", "period_start", "period_end", "overall_score", "grade", "generated_at", "pdf_filename", "category_scores", "category_status", "provisional", "findings_count"].sort(),
     );
-    expect(all.body.data[0]).toMatchObject({ report_type: "weekly", overall_score: 98, grade: "A", findings_count: 1, pdf_filename: expect.stringMatching(/^trust-plane-weekly-report-listing-org-\d{4}-W\d\d\.pdf$/) });
+    expect(all.body.data[0]).toMatchObject({ report_type: "weekly", overall_score: 98, grade: "A", provisional: false, findings_count: 1, pdf_filename: expect.stringMatching(/^trust-plane-weekly-report-listing-org-\d{4}-W\d\d\.pdf$/) });
+    // Nothing configured: nothing to assess, which is not a blind spot.
+    expect(Object.values(all.body.data[0].category_status).map((s: any) => s.status)).toEqual(["no_assets", "no_assets", "no_assets", "no_assets", "assessed"]);
     expect(Date.parse(all.body.data[0].period_end) - Date.parse(all.body.data[0].period_start)).toBe(7 * 86_400_000);
     expect(new Date(all.body.data[0].period_end).getUTCDay()).toBe(1); // a Monday
   });

@@ -9,7 +9,7 @@ import { renderReportPdf } from "../../src/modules/reports/pdf/render";
 import { wrapText } from "../../src/modules/reports/pdf/text";
 import { pdfFilename, isoWeek } from "../../src/modules/reports/document";
 import { emptyFacts } from "../../src/modules/reports/facts/types";
-import { AS_OF, PERIOD, documentOf, largeSample, scenarioFacts } from "./sample";
+import { AS_OF, PERIOD, documentOf, largeSample, moduleCoverage, scenarioFacts } from "./sample";
 import { inspectPdf, renderPdfPages, squash } from "./poppler";
 
 describe("report PDF", () => {
@@ -96,7 +96,7 @@ describe("report PDF", () => {
 
   it("an organization without findings gets a short report that says so", async () => {
     const facts = emptyFacts(AS_OF, PERIOD);
-    facts.coverage.push({ module: "rdap", configured_assets: 1, enabled_assets: 1, expected_window_seconds: 43_500, stale: [] });
+    facts.coverage.push(moduleCoverage("rdap", 1));
     const doc = await inspectPdf(await renderReportPdf(documentOf(facts, [])));
     const text = squash(doc.text);
     expect(squash(doc.raw)).toMatch(/OVERALL SCORE\s+100 ?\/ 100\s+GRADE\s+A\s/);

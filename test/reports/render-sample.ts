@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderReportPdf } from "../../src/modules/reports/pdf/render";
-import { documentOf, scenarioFacts } from "./sample";
+import { blindFacts, documentOf, scenarioFacts } from "./sample";
 
 const out = process.argv[2] ?? "/tmp/trust-plane-report-samples";
 mkdirSync(out, { recursive: true });
@@ -18,6 +18,8 @@ for (let i = 0; i < 3; i++) {
   await renderReportPdf(documentOf(scenarioFacts()));
   console.log(`again: ${(performance.now() - t).toFixed(0)} ms`);
 }
+// The offline organization, as a preview of the week so far.
+writeFileSync(join(out, "blind-preview.pdf"), await renderReportPdf({ ...documentOf(blindFacts(), []), preview: true }));
 const { largeSample } = await import("./sample");
 const big = largeSample(1000);
 const tb = performance.now();

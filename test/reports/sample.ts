@@ -3,7 +3,7 @@
  * for looking at the PDF (`npx tsx test/reports/render-sample.ts`). The end-to-end
  * tests build their data through the modules instead.
  */
-import type { AuditFacts, EndpointScan } from "../../src/modules/reports/facts/types";
+import type { AuditFacts, EndpointScan, ModuleCoverage, UncollectedAsset } from "../../src/modules/reports/facts/types";
 import { emptyFacts } from "../../src/modules/reports/facts/types";
 import type { MonitoredAsset, ReportDocument } from "../../src/modules/reports/document";
 import { scoreAudit } from "../../src/modules/reports/scoring";
@@ -69,13 +69,39 @@ export function scenarioFacts(): AuditFacts {
     observed_at: "2026-11-17T11:42:00.000Z",
     caa_records: ["digicert.com"],
   });
-  f.coverage.push(
-    { module: "ct-log", configured_assets: 2, enabled_assets: 2, expected_window_seconds: 420, stale: [] },
-    { module: "dns-watcher", configured_assets: 1, enabled_assets: 1, expected_window_seconds: 2100, stale: [] },
-    { module: "rdap", configured_assets: 1, enabled_assets: 1, expected_window_seconds: 43500, stale: [] },
-    { module: "cert-watcher", configured_assets: 0, enabled_assets: 0, expected_window_seconds: 7500, stale: [] },
-  );
+  f.coverage.push(moduleCoverage("ct-log", 2, { expected: 3 }), moduleCoverage("dns-watcher", 1), moduleCoverage("rdap", 1), moduleCoverage("cert-watcher", 0));
   return f;
+}
+
+const WINDOWS: Record<ModuleCoverage["module"], number> = { "ct-log": 420, "dns-watcher": 2100, rdap: 43_500, "cert-watcher": 7500 };
+
+/**
+ * A module's coverage: `enabled` assets (configured as many unless said), all collected
+ * within the window unless `uncollected` says otherwise; CT is assessed on `expected` logs.
+ */
+export function moduleCoverage(
+  module: ModuleCoverage["module"],
+  enabled: number,
+  opts: { configured?: number; uncollected?: UncollectedAsset[]; expected?: number } = {},
+): ModuleCoverage {
+  const shared = module === "ct-log";
+  const expected = enabled === 0 ? 0 : (opts.expected ?? (shared ? 2 : enabled));
+  const uncollected = opts.uncollected ?? [];
+  return {
+    module,
+    configured_assets: opts.configured ?? enabled,
+    enabled_assets: enabled,
+    expected_window_seconds: WINDOWS[module],
+    sources: shared ? "shared" : "own",
+    expected,
+    collected: expected - uncollected.length,
+    uncollected,
+  };
+}
+
+/** An asset not collected within its window (stale unless said). */
+export function uncollected(asset: string, over: Partial<UncollectedAsset> = {}): UncollectedAsset {
+  return { asset, state: "failing", last_collected_at: null, failing_since: null, error: null, stale: true, ...over };
 }
 
 export function sampleAssets(): MonitoredAsset[] {
@@ -124,7 +150,46 @@ export function largeSample(n = 1000): { facts: AuditFacts; assets: MonitoredAss
       assets.push({ module, asset: `${name} (wide)`, status: "ok", state: "Active", last_collected_at: "2026-11-22T23:59:00.000Z", detail: "0 matches in 30 days" });
     }
   }
-  f.coverage = f.coverage.map((c) => ({ ...c, enabled_assets: Math.max(c.enabled_assets, 1) }));
-  f.coverage[3].stale = Array.from({ length: 30 }, (_, i) => ({ asset: `host-${i * 4 + 2}.subsidiary.example.com:443 (198.51.100.${i})`, last_collected_at: i % 3 ? "2026-11-19T00:00:00.000Z" : null }));
+  const stale = Array.from({ length: 30 }, (_, i) =>
+    uncollected(`host-${i * 4 + 2}.subsidiary.example.com:443 (198.51.100.${i})`, {
+      last_collected_at: i % 3 ? "2026-11-19T00:00:00.000Z" : null,
+      failing_since: "2026-11-19T02:00:00.000Z",
+      error: { class: "connect", message: `TLS scan of host-${i * 4 + 2}.subsidiary.example.com:443: connection to 198.51.100.${i}:443 failed: refused or closed before an answer` },
+    }),
+  );
+  f.coverage = [moduleCoverage("ct-log", 250), moduleCoverage("dns-watcher", 250), moduleCoverage("rdap", 250), moduleCoverage("cert-watcher", 250, { uncollected: stale })];
   return { facts: f, assets };
+}
+
+/**
+ * The issue's offline organization: nothing of its DNS, RDAP and CT data was ever
+ * collected (every resolver, RDAP server and CT log unreachable), its two TLS
+ * endpoints were scanned. The score alone would be an A.
+ */
+export function blindFacts(): AuditFacts {
+  const f = emptyFacts(AS_OF, PERIOD);
+  const since = "2026-11-22T20:00:00.000Z";
+  const dns = Array.from({ length: 12 }, (_, i) =>
+    uncollected(`brand-${String(i).padStart(2, "0")}.example`, {
+      failing_since: since,
+      error: { class: "dns_resolution", message: "DNS lookup of cloudflare-dns.com failed" },
+    }),
+  );
+  const rdap = Array.from({ length: 3 }, (_, i) =>
+    uncollected(`brand-${i}.example`, { failing_since: since, error: { class: "dns_resolution", message: `RDAP lookup of brand-${i}.example: DNS lookup of rdap.example failed` } }),
+  );
+  const logs = Array.from({ length: 71 }, (_, i) =>
+    uncollected(`Example '${2024 + (i % 3)}h${(i % 2) + 1}' log ${i}`, {
+      state: "ok",
+      last_collected_at: "2026-11-22T20:40:00.000Z",
+      error: i % 2 ? { class: "dns_resolution", message: `reading log ${i}: DNS lookup of ct${i}.example failed` } : null,
+    }),
+  );
+  f.coverage.push(
+    moduleCoverage("dns-watcher", 12, { uncollected: dns }),
+    moduleCoverage("ct-log", 3, { expected: 71, uncollected: logs }),
+    moduleCoverage("cert-watcher", 2),
+    moduleCoverage("rdap", 3, { uncollected: rdap }),
+  );
+  return f;
 }

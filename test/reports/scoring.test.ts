@@ -8,7 +8,7 @@ import { AUDIT_RULES, CATEGORIES, REFERENCES } from "../../src/modules/reports/r
 import { categoryScores, gradeOf, overallScore, scoreAudit } from "../../src/modules/reports/scoring";
 import { emptyFacts } from "../../src/modules/reports/facts/types";
 import { expectedCollectionWindowSeconds, formatDuration } from "../../src/modules/reports/freshness";
-import { AS_OF, PERIOD, scan, scenarioFacts } from "./sample";
+import { AS_OF, PERIOD, moduleCoverage, scan, scenarioFacts, uncollected } from "./sample";
 
 describe("audit catalogue", () => {
   it("holds the sixteen documented rules with their categories, severities and impacts", () => {
@@ -95,7 +95,8 @@ describe("scoring", () => {
 
   it("an organization with no facts scores 100 (A); one with every rule firing floors at 0", () => {
     const empty = scoreAudit(emptyFacts(AS_OF, PERIOD));
-    expect(empty).toEqual({ overall_score: 100, grade: "A", category_scores: { dns: 100, ct: 100, certificates: 100, rdap: 100, coverage: 100 }, findings: [] });
+    expect(empty).toMatchObject({ overall_score: 100, grade: "A", category_scores: { dns: 100, ct: 100, certificates: 100, rdap: 100, coverage: 100 }, provisional: false, findings: [] });
+    expect(Object.values(empty.category_status).map((s) => s.status)).toEqual(["no_assets", "no_assets", "no_assets", "no_assets", "assessed"]);
 
     const all = AUDIT_RULES.map((r) => ({ category: r.category, score_impact: r.impact }));
     // DNS loses 102 and certificates 93: both floor at 0 (not negative).
@@ -152,9 +153,9 @@ describe("scoring", () => {
   it("coverage: modules without assets and stale data, with the expected window in the evidence", () => {
     const f = emptyFacts(AS_OF, PERIOD);
     f.coverage.push(
-      { module: "rdap", configured_assets: 2, enabled_assets: 0, expected_window_seconds: 43_500, stale: [] },
-      { module: "ct-log", configured_assets: 0, enabled_assets: 0, expected_window_seconds: 420, stale: [] },
-      { module: "cert-watcher", configured_assets: 3, enabled_assets: 3, expected_window_seconds: 7500, stale: [{ asset: "a.example.com:443 (192.0.2.1)", last_collected_at: null }] },
+      moduleCoverage("rdap", 0, { configured: 2 }),
+      moduleCoverage("ct-log", 0),
+      moduleCoverage("cert-watcher", 3, { uncollected: [uncollected("a.example.com:443 (192.0.2.1)", { state: "pending" })] }),
     );
     const r = scoreAudit(f);
     expect(r.findings.map((x) => [x.id, x.affected_assets])).toEqual([
@@ -162,7 +163,7 @@ describe("scoring", () => {
       ["coverage.modules_without_assets", 2],
     ]);
     expect(r.category_scores.coverage).toBe(70);
-    expect(r.findings[0].evidence[0]).toMatchObject({ asset: "Certificate deployments: a.example.com:443 (192.0.2.1)", detail: "No data collected yet; expected within 2 h 5 min" });
+    expect(r.findings[0].evidence[0]).toMatchObject({ asset: "Certificate deployments: a.example.com:443 (192.0.2.1)", detail: "Not collected yet; expected within 2 h 5 min" });
     // A module with nothing configured and one whose assets are all paused: both watch nothing.
     expect(r.findings[1].evidence.map((e) => [e.asset, e.detail])).toEqual([
       ["CT Log", "No asset configured"],

@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/env";
 import { fetchDomain } from "../../src/modules/rdap/client";
-import { sendToChannel } from "../../src/modules/alerting/channels";
+import { sendToChannel, testAlert } from "../../src/modules/alerting/channels/service";
 import { AllowList, checkHost, checkUrl, egressPolicy, isUnicastScanTarget, type EgressPolicy } from "../../src/platform/egress";
 import { parseLooseIpv4 } from "../../src/platform/egress/address";
 import { createDb } from "../../src/db/client";
@@ -142,7 +142,7 @@ describe("channels: refused when saved, and again when sent", () => {
     expect(created.status).toBe(201);
     const db = createDb(E.DB);
     const row = await db.query.notificationChannels.findFirst({ where: (c, { eq }) => eq(c.id, created.body.id) });
-    const payload = { id: 0, event_id: "e", module: "test", rule: { id: null, name: "t", severity: "info" }, subject: "s", message: { subject: "s", body: "b" }, event: {}, fired_at: new Date().toISOString() };
+    const payload = testAlert(loadConfig(E), row!, new Date());
     // With the test allow-list: delivered.
     expect(await sendToChannel(db, loadConfig(E), row!, payload, new Date())).toMatchObject({ ok: true });
     // Without it (the operator removed the entry): refused before any connection.
@@ -184,7 +184,7 @@ describe("webhook URLs are sealed and shown redacted", () => {
     expect((await call("PUT", `/api/notification-channels/${r.body.id}`, { token: org.session, body: { name: "renamed again", kind: "webhook" } })).status).toBe(200);
     const db = createDb(E.DB);
     const row = await db.query.notificationChannels.findFirst({ where: (c, { eq }) => eq(c.id, r.body.id) });
-    const payload = { id: 0, event_id: "e", module: "test", rule: { id: null, name: "t", severity: "info" }, subject: "s", message: { subject: "s", body: "b" }, event: {}, fired_at: new Date().toISOString() };
+    const payload = testAlert(loadConfig(E), row!, new Date());
     expect(await sendToChannel(db, loadConfig(E), row!, payload, new Date())).toMatchObject({ ok: true });
     expect((await (await fetch(`${FIXTURE}/webhook/__control/${box}`)).json<any>()).received.length).toBe(1);
     // A row saved before paths were masked is masked when read.

@@ -5,7 +5,10 @@
  * kind of id is one entry here; a route whose ids cannot be made through the API is
  * listed in NOT_CREATABLE with the reason.
  */
+import { env } from "cloudflare:workers";
+import { emitEvent } from "../../src/modules/alerting/emit";
 import { addMember, call, createToken, login, unique, type Org } from "../helpers";
+import { certScanEvent, ctLogEvent, dnsChangeEvent, rdapChangeEvent } from "../alerting/events";
 
 type Maker = (org: Org, path: string, ids: Record<string, string>) => Promise<string>;
 
@@ -44,6 +47,21 @@ export const PARAM_OBJECTS: Record<string, Maker> = {
     return String(r.body.records[0].id);
   },
   agent_id: async (org) => String((await created(org, "/api/cert-watcher/agents", { name: "sec" })).id),
+  /** An alert: a rule matching everything, and a real event of the module through the alert pipeline. */
+  alert_id: async (org, path) => {
+    const m = moduleOf(path) as "ct-log" | "dns-watcher" | "rdap" | "cert-watcher";
+    await created(org, `/api/${m}/alert-rules`, { name: `sec-${unique()}`, expression: "true" });
+    const e = env as any;
+    const r =
+      m === "ct-log"
+        ? await emitEvent(e, m, org.organizationId, { ...ctLogEvent(), matched_at: new Date().toISOString() })
+        : m === "dns-watcher"
+          ? await emitEvent(e, m, org.organizationId, { ...dnsChangeEvent(), resolved_at: new Date().toISOString() })
+          : m === "rdap"
+            ? await emitEvent(e, m, org.organizationId, rdapChangeEvent({ ldhName: `sec-${unique()}.com` }, { ldhName: "x.com" }, `sec-${unique()}.com`, "com"))
+            : await emitEvent(e, m, org.organizationId, { ...certScanEvent(), validity_days: Math.floor(Math.random() * 1e6) });
+    return String(r.fired[0].history_id);
+  },
   session_id: async (org) => {
     // A second session of the owner (not the one the suite calls with).
     const second = await login(org.email);
@@ -85,4 +103,6 @@ export const PUBLIC_ROUTES: Record<string, string> = {
   "POST /api/auth/login": "creates a session",
   "POST /api/auth/invitations/accept": "authenticated by the invitation token in the body",
   "POST /api/auth/login/mfa": "authenticated by the second step's token and proof in the body",
+  "GET /api/auth/sso/start": "starts a sign-in at the email's identity provider",
+  "GET /api/auth/sso/callback": "authenticated by the provider's answer and this browser's sign-in cookie",
 };

@@ -36,6 +36,11 @@ export function hubEnv(hubUrl: string, hub: HubSetup): NodeJS.ProcessEnv {
     DOH_RESOLVER_URLS: `${hubUrl}/doh/${hub.ns}/dns-query`,
     DNS_CHECK_INTERVAL_SECONDS: "0",
     SCAN_INTERVAL_SECONDS: "0",
+    // Incident tools: their local receivers on the hub (test/fixtures/servers/providers.ts).
+    PAGERDUTY_EVENTS_URL: `${hubUrl}/providers/pagerduty/v2/enqueue`,
+    PAGERDUTY_EU_EVENTS_URL: `${hubUrl}/providers/pagerduty/eu/v2/enqueue`,
+    OPSGENIE_API_URL: `${hubUrl}/providers/opsgenie`,
+    OPSGENIE_EU_API_URL: `${hubUrl}/providers/opsgenie/eu`,
     // Every client signs up from 127.0.0.1: the anonymous bucket is per client IP.
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "100000",
     // The hub is on loopback, which the egress policy refuses for user-given URLs

@@ -17,20 +17,28 @@ import { CIPHER_PREFERENCES, CONNECTION_METHODS, SCAN_ERROR_CLASSES, STARTTLS_PR
 // ---------------------------------------------------------------------------
 // Field kinds: each states its acceptance rule once.
 
-/** A string cut to `max` characters; absent or null: "". */
+/**
+ * Control characters (C0, DEL, C1) of an observed string written visibly as `\xHH`: a
+ * certificate's subject is the endpoint owner's to choose, and a CR/LF in it must not
+ * reach a mail header, a log line or a table as a line break; what was served stays
+ * readable as evidence.
+ */
+export const visibleControls = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
+
+/** A string cut to `max` characters, control characters made visible; absent or null: "". */
 const text = (max: number, description: string) =>
   z
     .string()
     .nullish()
-    .transform((s) => (s ?? "").slice(0, max))
+    .transform((s) => visibleControls(s ?? "").slice(0, max))
     .describe(description);
 
-/** A string cut to `max` characters, or null (absent: null). */
+/** A string cut to `max` characters, control characters made visible, or null (absent: null). */
 const nullableText = (max: number, description: string) =>
   z
     .string()
     .nullish()
-    .transform((s) => (s == null ? null : s.slice(0, max)))
+    .transform((s) => (s == null ? null : visibleControls(s).slice(0, max)))
     .describe(description);
 
 /** A list cut to `max` items; absent or null: []. */
@@ -41,8 +49,8 @@ const list = <T extends z.ZodType>(item: T, max: number, description: string) =>
     .transform((a) => (a ?? []).slice(0, max) as z.output<T>[])
     .describe(description);
 
-/** A string list item cut to `max` characters. */
-const item = (max: number) => z.string().transform((s) => s.slice(0, max));
+/** A string list item cut to `max` characters, control characters made visible. */
+const item = (max: number) => z.string().transform((s) => visibleControls(s).slice(0, max));
 
 /** An integer, or null (absent: null). */
 const int = (description: string) =>

@@ -10,6 +10,10 @@ import { id, organizationId, createdAt, updatedAt } from "./columns";
 const MODULES = ["ct-log", "dns-watcher", "rdap", "cert-watcher"] as const;
 const SEVERITIES = ["info", "low", "medium", "high", "critical"] as const;
 export const ALERT_STATUSES = ["fired", "suppressed"] as const;
+/** An alert sent is open until someone acknowledges or resolves it, or its condition ends by itself. */
+export const ALERT_STATES = ["open", "acknowledged", "resolved"] as const;
+/** What a delivery tells the channel: an alert opened (or updated while open), acknowledged, resolved. */
+export const DELIVERY_ACTIONS = ["trigger", "acknowledge", "resolve"] as const;
 /** duplicate: this rule already alerted on the same content for the same asset within 24 h; throttled: within the rule's throttle_seconds for the subject. */
 export const SUPPRESSED_REASONS = ["duplicate", "throttled"] as const;
 
@@ -68,7 +72,8 @@ export const notificationChannels = sqliteTable(
     id: id(),
     organizationId: organizationId(),
     name: text("name").notNull(),
-    kind: text("kind", { enum: ["webhook", "slack", "email"] }).notNull(),
+    /** The provider (channels/registry.ts); not an enum here: the registry is the one list. */
+    kind: text("kind").notNull(),
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
     /** Non-secret settings shown back: webhook URL origin, email recipients. */
     settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
@@ -109,12 +114,46 @@ export const alertHistory = sqliteTable(
     suppressedUntil: text("suppressed_until"),
     /** The organization's monitored thing the event is about (e.g. `monitor:12|192.0.2.25`): with rule and content, the de-duplication key. */
     asset: text("asset").notNull().default(""),
+    /**
+     * Stable per rule, asset and subject: while an alert of this key is open, a new match
+     * updates it instead of opening another; PagerDuty's dedup_key and Opsgenie's alias.
+     */
+    alertKey: text("alert_key").notNull().default(""),
+    /** Sent alerts only (null on suppressed rows). */
+    state: text("state", { enum: ALERT_STATES }),
+    /** Matches this alert stands for: 1, plus one per match that updated it while open. */
+    occurrences: integer("occurrences").notNull().default(1),
+    lastMatchedAt: text("last_matched_at"),
+    acknowledgedAt: text("acknowledged_at"),
+    /** Who acknowledged: the user's email. */
+    acknowledgedBy: text("acknowledged_by"),
+    resolvedAt: text("resolved_at"),
+    /** The user's email, or "automatic" when the condition ended by itself. */
+    resolvedBy: text("resolved_by"),
+    /** Why it was resolved, in words (an automatic resolution names the event that ended it). */
+    resolution: text("resolution"),
   },
   (t) => [
     index("alert_history_org_module_fired_idx").on(t.organizationId, t.module, t.firedAt),
     index("alert_history_org_rule_fired_idx").on(t.organizationId, t.ruleId, t.firedAt),
+    index("alert_history_org_key_state_idx").on(t.organizationId, t.alertKey, t.state),
+    index("alert_history_org_asset_state_idx").on(t.organizationId, t.module, t.asset, t.state),
   ],
 );
+
+/** One attempt of a delivery, as the alert's delivery list shows it. */
+export interface DeliveryAttempt {
+  at: string;
+  /** delivered, retrying (another attempt follows), failed (the last). */
+  outcome: "delivered" | "retrying" | "failed";
+  /** The receiver's HTTP status, when it answered. */
+  status: number | null;
+  /** The collection vocabulary's class (timeout, connect, http_status, rate_limited, blocked, ...), null when delivered. */
+  error_class: string | null;
+  error: string | null;
+  /** The wait the receiver asked for (Retry-After, Discord's retry_after), in seconds. */
+  retry_after_seconds: number | null;
+}
 
 export const alertDeliveries = sqliteTable(
   "alert_deliveries",
@@ -125,11 +164,14 @@ export const alertDeliveries = sqliteTable(
       .notNull()
       .references(() => alertHistory.id, { onDelete: "cascade" }),
     channelId: integer("channel_id").notNull(),
+    action: text("action", { enum: DELIVERY_ACTIONS }).notNull().default("trigger"),
     status: text("status", { enum: ["pending", "retrying", "delivered", "failed"] }).notNull(),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: text("next_attempt_at"),
     lastError: text("last_error"),
     responseStatus: integer("response_status"),
+    /** Every attempt (at most MAX_DELIVERY_ATTEMPTS). */
+    attemptLog: text("attempt_log", { mode: "json" }).$type<DeliveryAttempt[]>().notNull().default(sql`'[]'`),
     deliveredAt: text("delivered_at"),
     updatedAt: updatedAt(),
   },

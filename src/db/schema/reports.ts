@@ -2,7 +2,7 @@
  * Weekly security audit reports (docs/modules/reports.md).
  *
  *   reports          one row per (organization, report type, period): the API's
- *                    fields, the category scores, and the appendix (every monitored
+ *                    fields, the category scores and status, and the appendix (every monitored
  *                    asset with its state at generation) as gzip+base64 JSON. UNIQUE
  *                    (organization_id, report_type, period_start) makes generation
  *                    idempotent: a second run's insert fails and its whole batch
@@ -29,11 +29,17 @@ export const reports = sqliteTable(
     grade: text("grade", { enum: ["A", "B", "C", "D", "F"] }).notNull(),
     /** {dns, ct, certificates, rdap, coverage}: ints 0-100. */
     categoryScores: text("category_scores", { mode: "json" }).$type<Record<string, number>>().notNull(),
+    /**
+     * {dns, ct, ...}: {status: assessed|partial|blind|no_assets, expected, collected, reason}:
+     * what each category could assess (modules/reports/category-status.ts). Null for a
+     * report generated before this was recorded: what it could assess is not known.
+     */
+    categoryStatus: text("category_status", { mode: "json" }).$type<Record<string, { status: string; expected: number; collected: number; reason: string }>>(),
     /** The organization's name when the report was generated (printed on the PDF). */
     organizationName: text("organization_name").notNull(),
     generatedAt: text("generated_at").notNull(),
     pdfFilename: text("pdf_filename").notNull(),
-    /** gzip+base64 of {collection_windows, assets}: the PDF's methodology windows and appendix. */
+    /** gzip+base64 of {collection_windows, assets, shared_sources}: the PDF's methodology windows and appendix. */
     appendix: text("appendix").notNull(),
     createdAt: createdAt(),
   },

@@ -20,8 +20,11 @@ export interface ProcessResult {
   redelivered: boolean;
   /** Every rule that matched had already alerted on this content for this asset (each match is a suppressed row). */
   duplicate: boolean;
-  fired: { rule_id: number; history_id: number }[];
+  /** Sent: a new alert, or (`updated`) the open alert of the same key, sent again. */
+  fired: { rule_id: number; history_id: number; updated?: boolean }[];
   suppressed: SuppressedMatch[];
+  /** Open alerts this event showed ended, resolved automatically. */
+  resolved: { rule_id: number; history_id: number; reason: string }[];
   /** Rules whose match was throttled (also in `suppressed`). */
   throttled: number[];
   errors: { rule_id: number; error: string }[];
@@ -40,8 +43,9 @@ export interface BatchProcessResult {
   events: number;
   redelivered: number;
   duplicates: number;
-  fired: { rule_id: number; history_id: number; event_id: string }[];
+  fired: { rule_id: number; history_id: number; event_id: string; updated?: boolean }[];
   suppressed: (SuppressedMatch & { event_id: string })[];
+  resolved: { rule_id: number; history_id: number; reason: string }[];
   throttled: number;
   /** The first error of each rule that failed on some event. */
   errors: { rule_id: number; error: string }[];
@@ -52,6 +56,8 @@ export interface AlertStateRpc extends Rpc.DurableObjectBranded {
   /** Many events of one module at once: rules and lists loaded once, fired alerts written in bulk. `id`: stable event id for de-duplication. */
   processBatch(organizationId: number, module: ModuleName, events: { id?: string; event: Record<string, unknown> }[], nowMs?: number): Promise<BatchProcessResult>;
   invalidate(what: "lists" | "rules"): Promise<void>;
+  /** Schedules delivery now (after an alert was acknowledged or resolved through the API). */
+  wake(organizationId: number): Promise<void>;
   /** Whether a match of the rule on the event would be sent now, or suppressed and why; changes nothing. */
   preview(module: ModuleName, rule: { id: number; throttleSeconds: number }, event: Record<string, unknown>, nowMs?: number): Promise<SuppressionPreview>;
   deliverNow(organizationId: number, nowMs?: number): Promise<DeliveryRunResult>;

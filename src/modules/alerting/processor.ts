@@ -25,7 +25,7 @@
  * alerts in few D1 transactions: a backlog of thousands of events costs a few round
  * trips, not thousands.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { alertDeliveries, alertHistory, alertRules, alertTemplates, type SUPPRESSED_REASONS } from "../../db/schema";
 import { loadListsForRules } from "../lists/service";
@@ -35,7 +35,8 @@ import { compileRule, evaluate, prepareEvent, type CompiledRule } from "./cel/en
 import { compileListData, EMPTY_LIST_DATA, type ListData } from "./cel/list-data";
 import { renderTemplate } from "./cel/template";
 import type { ModuleName } from "./cel/variables";
-import { eventAsset, eventId, eventSubject, eventSummary } from "./subjects";
+import { conditionEnded, mayEndConditions, transitionStatements } from "./lifecycle";
+import { alertKeyOf, eventAsset, eventId, eventSubject, eventSummary } from "./subjects";
 
 export const LIST_REFRESH_MS = 30_000;
 export const RULE_REFRESH_MS = 30_000;
@@ -44,6 +45,8 @@ export const DEDUP_TTL_MS = 24 * 3_600_000;
 export const MAX_THROTTLE_MS = 604_800_000;
 /** D1 statements per transaction when inserting alerts. */
 const STATEMENTS_PER_BATCH = 90;
+/** Values per `IN (...)` (D1 binds at most 100 parameters per statement). */
+const KEYS_PER_QUERY = 90;
 
 export type SuppressedReason = (typeof SUPPRESSED_REASONS)[number];
 
@@ -116,6 +119,8 @@ export interface IncomingEvent {
 
 /** A rule that matched an event, and what becomes of it. */
 interface Match {
+  /** The alert's key (sent matches): open alerts of it are updated. */
+  alertKey: string;
   index: number;
   rule: LoadedRule;
   asset: string;
@@ -177,14 +182,15 @@ export class AlertProcessor {
 
   /**
    * Evaluates events of one module against the organization's enabled rules, in order;
-   * records each match: sent (one pending delivery per channel) or suppressed (with its
-   * reason and the alert it repeats). Returns one result per event; the caller
-   * schedules delivery when something was sent.
+   * records each match: sent (a new alert, or an update of the open alert of the same
+   * key, with one pending delivery per channel) or suppressed (with its reason and the
+   * alert it repeats); resolves the open alerts whose condition an event shows ended.
+   * Returns one result per event; the caller schedules delivery when something was sent.
    */
   async process(memory: AlertMemory, organizationId: number, module: ModuleName, incoming: readonly IncomingEvent[], nowMs: number): Promise<ProcessResult[]> {
     const contents = await Promise.all(incoming.map((e) => eventId(module, e.event)));
     const ids = incoming.map((e, i) => e.id ?? contents[i]);
-    const results: ProcessResult[] = ids.map((id) => ({ event_id: id, redelivered: false, duplicate: false, fired: [], suppressed: [], throttled: [], errors: [] }));
+    const results: ProcessResult[] = ids.map((id) => ({ event_id: id, redelivered: false, duplicate: false, fired: [], suppressed: [], throttled: [], resolved: [], errors: [] }));
     const lists = await this.listData(organizationId, nowMs);
     const rules = await this.rulesOf(organizationId, module, lists.names, nowMs);
 
@@ -195,6 +201,7 @@ export class AlertProcessor {
     const written = new Map<string, Remembered>();
 
     const matches: Match[] = [];
+    const evaluated: { index: number; asset: string; matchedRules: Set<number> }[] = [];
     incoming.forEach(({ event }, index) => {
       const key = deliveryKeys[index];
       if (key) {
@@ -208,6 +215,7 @@ export class AlertProcessor {
       const prepared = prepareEvent(module, event);
       const asset = eventAsset(module, event);
       const subject = eventSubject(module, event);
+      const matchedRules = new Set<number>();
       for (const rule of rules) {
         if (!rule.compiled) {
           results[index].errors.push({ rule_id: rule.id, error: rule.compileError ?? "does not compile" });
@@ -215,9 +223,16 @@ export class AlertProcessor {
         }
         const r = evaluate(rule.compiled, prepared, lists.data);
         if (r.error) results[index].errors.push({ rule_id: rule.id, error: r.error });
-        if (r.matched) matches.push({ index, rule, asset, subject, keys: { dup: dedupKey(rule.id, asset, contents[index]), thr: throttleKey(rule.id, subject) }, suppression: null });
+        if (!r.matched) continue;
+        matchedRules.add(rule.id);
+        matches.push({ index, rule, asset, subject, keys: { dup: dedupKey(rule.id, asset, contents[index]), thr: throttleKey(rule.id, subject) }, suppression: null, alertKey: "" });
       }
+      evaluated.push({ index, asset, matchedRules });
     });
+
+    const db = this.db();
+    const nowIso = new Date(nowMs).toISOString();
+    await this.resolveEnded(organizationId, module, incoming, evaluated, rules, results, nowIso);
     if (!matches.length) {
       await memory.putMany(written);
       return results;
@@ -236,31 +251,63 @@ export class AlertProcessor {
       if (m.rule.throttleSeconds > 0) sentInBatch.set(m.keys.thr, mark);
     }
 
-    const db = this.db();
-    const firedAt = new Date(nowMs).toISOString();
     const row = (m: Match) => {
       const event = incoming[m.index].event;
       const summary = eventSummary(module, event);
       const message = m.rule.template
         ? { subject: renderTemplate(m.rule.template.subject, event), body: renderTemplate(m.rule.template.body, event) }
         : { subject: `[${m.rule.severity}] ${m.rule.name}: ${summary}`, body: `${summary}\n\nRule: ${m.rule.name} (${m.rule.severity})\nModule: ${module}\nEvent:\n${JSON.stringify(event, null, 2)}` };
-      return { organizationId, module, ruleId: m.rule.id, ruleName: m.rule.name, severity: m.rule.severity, subject: m.subject, asset: m.asset, eventId: ids[m.index], eventSummary: summary, message, event, firedAt };
+      return { organizationId, module, ruleId: m.rule.id, ruleName: m.rule.name, severity: m.rule.severity, subject: m.subject, asset: m.asset, alertKey: m.alertKey, eventId: ids[m.index], eventSummary: summary, message, event, firedAt: nowIso };
     };
+    const deliveriesOf = (m: Match, historyId: number | SQL) =>
+      m.rule.channelIds.map((channelId) => db.insert(alertDeliveries).values({ organizationId, historyId: historyId as number, channelId, action: "trigger", status: "pending", nextAttemptAt: nowIso, updatedAt: nowIso }));
 
-    // 1. Sent alerts, each with its deliveries, whole per transaction.
-    const sentIds = await this.insertInBatches(
-      sent.map((m) => [
-        db.insert(alertHistory).values(row(m)).returning({ id: alertHistory.id }),
-        ...m.rule.channelIds.map((channelId) => db.insert(alertDeliveries).values({ organizationId, historyId: sqlLastHistoryId(), channelId, status: "pending", nextAttemptAt: firedAt, updatedAt: firedAt })),
-      ]),
+    // A match whose key has an open alert updates it (sent again, same key); else it opens one.
+    await Promise.all(sent.map(async (m) => (m.alertKey = await alertKeyOf(organizationId, m.rule.id, m.asset, m.subject))));
+    const openByKey = await this.openAlerts(organizationId, [...new Set(sent.map((m) => m.alertKey))]);
+    const opening: Match[] = [];
+    const updating: { m: Match; target: number | { opens: number } }[] = [];
+    const openedInBatch = new Map<string, number>();
+    for (const m of sent) {
+      const open = openByKey.get(m.alertKey);
+      const earlier = openedInBatch.get(m.alertKey);
+      if (open !== undefined) updating.push({ m, target: open });
+      else if (earlier !== undefined) updating.push({ m, target: { opens: earlier } });
+      else {
+        openedInBatch.set(m.alertKey, opening.length);
+        opening.push(m);
+      }
+    }
+
+    // 1. New alerts, each with its deliveries, whole per transaction.
+    const openedIds = await this.insertInBatches(
+      opening.map((m) => [db.insert(alertHistory).values({ ...row(m), state: "open", lastMatchedAt: nowIso }).returning({ id: alertHistory.id }), ...deliveriesOf(m, sqlLastHistoryId())]),
     );
-    sent.forEach((m, i) => {
-      results[m.index].fired.push({ rule_id: m.rule.id, history_id: sentIds[i] });
-      written.set(m.keys.dup, { at: nowMs, alertId: sentIds[i] });
-      if (m.rule.throttleSeconds > 0) written.set(m.keys.thr, { at: nowMs, alertId: sentIds[i] });
-    });
+    // 2. Matches of open alerts: the alert updated (message, event, one more occurrence) and sent again.
+    const targetOf = (t: number | { opens: number }) => (typeof t === "number" ? t : openedIds[t.opens]);
+    await this.runInBatches(
+      updating.map(({ m, target }) => {
+        const id = targetOf(target);
+        const r = row(m);
+        return [
+          db
+            .update(alertHistory)
+            .set({ occurrences: sql`${alertHistory.occurrences} + 1`, lastMatchedAt: nowIso, ruleName: r.ruleName, severity: r.severity, eventId: r.eventId, eventSummary: r.eventSummary, message: r.message, event: r.event })
+            .where(and(eq(alertHistory.id, id), eq(alertHistory.organizationId, organizationId))),
+          ...deliveriesOf(m, id),
+        ];
+      }),
+    );
+    const alertIdOf = new Map<Match, number>([...opening.map((m, i): [Match, number] => [m, openedIds[i]]), ...updating.map(({ m, target }): [Match, number] => [m, targetOf(target)])]);
+    for (const m of sent) {
+      const id = alertIdOf.get(m)!;
+      results[m.index].fired.push({ rule_id: m.rule.id, history_id: id, ...(opening.includes(m) ? {} : { updated: true }) });
+      written.set(m.keys.dup, { at: nowMs, alertId: id });
+      if (m.rule.throttleSeconds > 0) written.set(m.keys.thr, { at: nowMs, alertId: id });
+    }
+    const sentIds = sent.map((m) => alertIdOf.get(m)!);
 
-    // 2. Suppressed matches, naming the alert they repeat (sent earlier, or just now).
+    // 3. Suppressed matches, naming the alert they repeat (sent earlier, or just now).
     const suppressed = matches.filter((m) => m.suppression);
     const repeatsOf = (s: Suppression) => ("sentAs" in s.repeats ? sentIds[(s.repeats as SentInBatch).sentAs] : s.repeats.alertId);
     const suppressedIds = await this.insertInBatches(
@@ -283,6 +330,73 @@ export class AlertProcessor {
 
     await memory.putMany(written);
     return results;
+  }
+
+  /** The open (or acknowledged) alert of each key, the newest when several. */
+  private async openAlerts(organizationId: number, keys: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (let i = 0; i < keys.length; i += KEYS_PER_QUERY) {
+      const rows = await this.db()
+        .select({ id: alertHistory.id, key: alertHistory.alertKey })
+        .from(alertHistory)
+        .where(and(eq(alertHistory.organizationId, organizationId), inArray(alertHistory.alertKey, keys.slice(i, i + KEYS_PER_QUERY)), inArray(alertHistory.state, ["open", "acknowledged"])))
+        .all();
+      for (const r of rows) out.set(r.key, Math.max(out.get(r.key) ?? 0, r.id));
+    }
+    return out;
+  }
+
+  /**
+   * Resolves the open alerts whose condition an event shows ended (lifecycle.ts): same
+   * module and asset, the alert's rule (enabled, so it can be judged) not matching the
+   * event. Each resolution is sent on to the channels told of the alert.
+   */
+  private async resolveEnded(
+    organizationId: number,
+    module: ModuleName,
+    incoming: readonly IncomingEvent[],
+    evaluated: { index: number; asset: string; matchedRules: Set<number> }[],
+    rules: LoadedRule[],
+    results: ProcessResult[],
+    nowIso: string,
+  ) {
+    const candidates = evaluated.filter((e) => mayEndConditions(module, incoming[e.index].event));
+    if (!candidates.length) return;
+    const assets = [...new Set(candidates.map((c) => c.asset))];
+    const open: { id: number; ruleId: number | null; asset: string; event: unknown }[] = [];
+    for (let i = 0; i < assets.length; i += KEYS_PER_QUERY) {
+      open.push(
+        ...(await this.db()
+          .select({ id: alertHistory.id, ruleId: alertHistory.ruleId, asset: alertHistory.asset, event: alertHistory.event })
+          .from(alertHistory)
+          .where(and(eq(alertHistory.organizationId, organizationId), eq(alertHistory.module, module), inArray(alertHistory.asset, assets.slice(i, i + KEYS_PER_QUERY)), inArray(alertHistory.state, ["open", "acknowledged"])))
+          .all()),
+      );
+    }
+    if (!open.length) return;
+    const enabled = new Set(rules.map((r) => r.id));
+    const done = new Set<number>();
+    const statements: unknown[][] = [];
+    for (const c of candidates) {
+      for (const a of open) {
+        if (done.has(a.id) || a.asset !== c.asset || a.ruleId === null || !enabled.has(a.ruleId) || c.matchedRules.has(a.ruleId)) continue;
+        const reason = conditionEnded(module, a.event as Record<string, unknown>, incoming[c.index].event);
+        if (!reason) continue;
+        done.add(a.id);
+        statements.push(transitionStatements(this.db(), organizationId, a.id, { state: "resolved", by: "automatic", resolution: reason }, nowIso));
+        results[c.index].resolved.push({ rule_id: a.ruleId, history_id: a.id, reason });
+      }
+    }
+    await this.runInBatches(statements);
+  }
+
+  /** Runs groups of statements, each group whole in one transaction. */
+  private async runInBatches(groups: unknown[][]): Promise<void> {
+    for (let i = 0; i < groups.length; ) {
+      const chunk: unknown[] = [];
+      while (i < groups.length && (chunk.length === 0 || chunk.length + groups[i].length <= STATEMENTS_PER_BATCH)) chunk.push(...groups[i++]);
+      await this.db().batch(chunk as [never, ...never[]]);
+    }
   }
 
   /** Runs groups of statements (each group whole in one transaction); the id returned by each group's first statement. */
@@ -335,6 +449,7 @@ export function summarize(results: readonly ProcessResult[]): BatchProcessResult
     duplicates: results.filter((r) => r.duplicate).length,
     fired: results.flatMap((r) => r.fired.map((f) => ({ ...f, event_id: r.event_id }))),
     suppressed: results.flatMap((r) => r.suppressed.map((x) => ({ ...x, event_id: r.event_id }))),
+    resolved: results.flatMap((r) => r.resolved),
     throttled: results.reduce((n, r) => n + r.throttled.length, 0),
     errors: [...errors].map(([rule_id, error]) => ({ rule_id, error })),
   };

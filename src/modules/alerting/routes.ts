@@ -6,12 +6,13 @@
  * another's), plus the organization-wide /api/notification-channels.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { tenantOf, type AppContext, type AppEnv } from "../../platform/context";
+import { principalOf, tenantOf, type AppContext, type AppEnv } from "../../platform/context";
 import type { Permission } from "../../platform/permissions";
 import { body, defineRoute, json } from "../../platform/route";
 import { introspect } from "./cel/introspection";
 import { MODULE_NAMES, type ModuleName } from "./cel/variables";
-import * as channels from "./channels";
+import * as channels from "./channels/service";
+import { PROVIDER_DESCRIPTIONS } from "./channels/schema";
 import { alertStateOf, notifyAlertState } from "./emit";
 import * as s from "./schema";
 import * as alerting from "./service";
@@ -69,6 +70,16 @@ function moduleRoutes(m: ModuleName) {
       method: "get", path: `/api/${m}/alert-history`, tags, summary: "Alerts, newest first: each match sent (with per-channel delivery status) or suppressed (with why and the alert it repeats)",
       access: p("view_alerts"), request: { query: s.HistoryQuery }, responses: { 200: json(s.History) },
     }),
+    acknowledge: defineRoute({
+      method: "post", path: `/api/${m}/alert-history/{alert_id}/acknowledge`, tags, summary: "Acknowledge an open alert",
+      description: "Records who acknowledged it and tells every channel that was told of the alert (PagerDuty and Opsgenie acknowledge their alert under the same key). 409 when it is not open (any more).",
+      access: p("update_alert_rules"), audit: audit("alert.acknowledge", "alert", "alert_id"), request: { params: s.AlertIdParam }, responses: { 200: json(s.AlertStateChanged) },
+    }),
+    resolve: defineRoute({
+      method: "post", path: `/api/${m}/alert-history/{alert_id}/resolve`, tags, summary: "Resolve an open or acknowledged alert",
+      description: "Records who resolved it and tells every channel that was told of the alert (PagerDuty resolves, Opsgenie closes, under the same key). A later match opens a new alert. 409 when it is resolved already.",
+      access: p("update_alert_rules"), audit: audit("alert.resolve", "alert", "alert_id"), request: { params: s.AlertIdParam }, responses: { 200: json(s.AlertStateChanged) },
+    }),
     introspection: defineRoute({
       method: "get", path: `/api/${m}/introspection`, tags, summary: "CEL variable schema and functions of the module",
       access: p("view_alert_rules"), responses: { 200: json(s.Introspection) },
@@ -80,9 +91,14 @@ const channelTags = ["Notification channels"];
 const manageUsers = { permission: "admin:manage_users" } as const;
 export const channelRoutes = {
   list: defineRoute({ method: "get", path: "/api/notification-channels", tags: channelTags, summary: "List channels (secrets never shown)", access: manageUsers, responses: { 200: json(s.ChannelList) } }),
+  providers: defineRoute({
+    method: "get", path: "/api/notification-channels/providers", tags: channelTags, summary: "The kinds of channel and the settings of each (JSON Schema)",
+    description: "What the console builds its channel form from: per provider its label, description and the JSON Schema of its settings (each with a title and description; secrets marked `x-secret` and `writeOnly`, with `x-shown-as`).",
+    access: manageUsers, responses: { 200: json(s.ProviderList) },
+  }),
   create: defineRoute({
-    method: "post", path: "/api/notification-channels", tags: channelTags, summary: "Create a webhook, slack or email channel",
-    description: "Webhook deliveries are JSON POSTs signed with `X-TrustPlane-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, \"<t>.<body>\")>`. The signing secret is returned once.",
+    method: "post", path: "/api/notification-channels", tags: channelTags, summary: "Create a channel of one provider's kind",
+    description: "The settings depend on `kind` (see the members of NotificationChannelInput, or GET /api/notification-channels/providers). Secret settings are sealed and never returned. Webhook deliveries are JSON POSTs signed with `X-TrustPlane-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, \"<t>.<body>\")>`; the signing secret is returned once.",
     access: manageUsers, audit: { action: "notification_channel.create", targetType: "notification_channel" },
     request: { body: body(s.ChannelBody) }, responses: { 201: json(s.ChannelCreated, "Created") },
   }),
@@ -155,30 +171,29 @@ export function registerAlertingRoutes(app: OpenAPIHono<AppEnv>) {
       const q = c.req.valid("query");
       return c.json(await alerting.listHistory(tenantOf(c), m, q), 200);
     });
+    for (const [route, to] of [[r.acknowledge, "acknowledged"], [r.resolve, "resolved"]] as const) {
+      app.openapi(route, async (c) => {
+        const t = tenantOf(c);
+        const out = await alerting.changeAlertState(t, m, c.req.valid("param").alert_id, to, principalOf(c).userEmail, c.get("now"));
+        await alertStateOf(c.env, t.organizationId).wake(t.organizationId);
+        return c.json(out, 200);
+      });
+    }
     app.openapi(r.introspection, async (c) => c.json(introspect(m), 200));
   }
 
   app.openapi(channelRoutes.list, async (c) => c.json({ channels: await channels.listChannels(tenantOf(c)) }, 200));
-  app.openapi(channelRoutes.create, async (c) => c.json(await channels.createChannel(tenantOf(c), c.get("config"), c.req.valid("json"), c.get("now")), 201));
+  app.openapi(channelRoutes.providers, async (c) => c.json(PROVIDER_DESCRIPTIONS, 200));
+  app.openapi(channelRoutes.create, async (c) => c.json(await channels.createChannel(tenantOf(c), c.get("config"), c.req.valid("json") as channels.ChannelInput, c.get("now")), 201));
   app.openapi(channelRoutes.get, async (c) => c.json(channels.channelView(await channels.channelOf(tenantOf(c), c.req.valid("param").channel_id)), 200));
   app.openapi(channelRoutes.put, async (c) =>
-    c.json(await channels.updateChannel(tenantOf(c), c.get("config"), c.req.valid("param").channel_id, c.req.valid("json"), c.get("now")), 200),
+    c.json(await channels.updateChannel(tenantOf(c), c.get("config"), c.req.valid("param").channel_id, c.req.valid("json") as channels.ChannelInput, c.get("now")), 200),
   );
   app.openapi(channelRoutes.delete, async (c) => c.json(await channels.deleteChannel(tenantOf(c), c.req.valid("param").channel_id), 200));
   app.openapi(channelRoutes.test, async (c) => {
     const ch = await channels.channelOf(tenantOf(c), c.req.valid("param").channel_id);
     const now = c.get("now");
-    const r = await channels.sendToChannel(c.get("db"), c.get("config"), ch, {
-      id: 0,
-      event_id: `test-${now.getTime()}`,
-      module: "test",
-      rule: { id: null, name: "Test notification", severity: "info" },
-      subject: "test",
-      message: { subject: "Trust-Plane test notification", body: `This is a test of channel "${ch.name}" sent at ${now.toISOString()}.` },
-      event: {},
-      fired_at: now.toISOString(),
-      test: true,
-    }, now);
+    const r = await channels.sendToChannel(c.get("db"), c.get("config"), ch, channels.testAlert(c.get("config"), ch, now), now, { test: true });
     // Delivered, or a generic failure class: never the receiver's status line or body.
     return c.json({ delivered: r.ok, error: r.ok ? null : (r.failure ?? "unreachable") }, 200);
   });

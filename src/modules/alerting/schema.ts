@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { SEVERITIES } from "./service";
-import { ALERT_STATUSES, SUPPRESSED_REASONS } from "../../db/schema";
+import { ALERT_STATES, ALERT_STATUSES, DELIVERY_ACTIONS, SUPPRESSED_REASONS } from "../../db/schema";
 import { limitOffsetQuery, pathId } from "../../platform/paging";
 import { refuseUnsafeText, safeMultilineText, safeText } from "../../platform/text";
 import { MAX_EXPRESSION_BYTES } from "./cel/engine";
@@ -119,17 +119,39 @@ export const History = z
         }),
         repeats_alert_id: z.number().int().nullable().openapi({ description: "The alert a suppressed match repeats" }),
         suppressed_until: z.string().nullable().openapi({ description: "Until when the same match stays suppressed" }),
+        alert_key: z.string().openapi({ description: "Stable per rule, asset and subject: a new match while the alert is open updates it; PagerDuty's dedup_key, Opsgenie's alias" }),
+        state: z.enum(ALERT_STATES).nullable().openapi({ description: "Sent alerts: open, acknowledged or resolved; null on suppressed matches" }),
+        occurrences: z.number().int().openapi({ description: "Matches this alert stands for (a match while it is open updates it)" }),
+        last_matched_at: z.string().nullable(),
+        acknowledged_at: z.string().nullable(),
+        acknowledged_by: z.string().nullable().openapi({ description: "Email of who acknowledged it" }),
+        resolved_at: z.string().nullable(),
+        resolved_by: z.string().nullable().openapi({ description: "Email of who resolved it, or \"automatic\" when its condition ended" }),
+        resolution: z.string().nullable().openapi({ description: "Why it was resolved, in words" }),
         deliveries: z.array(
           z.object({
             channel_id: z.number().int(),
             channel_name: z.string().nullable(),
             channel_kind: z.string().nullable(),
+            action: z.enum(DELIVERY_ACTIONS).openapi({ description: "What the channel is told: trigger (opened or updated), acknowledge, resolve" }),
             status: z.enum(["pending", "retrying", "delivered", "failed"]),
             attempts: z.number().int(),
             last_error: z.string().nullable(),
             response_status: z.number().int().nullable(),
             next_attempt_at: z.string().nullable(),
             delivered_at: z.string().nullable(),
+            attempt_log: z
+              .array(
+                z.object({
+                  at: z.string(),
+                  outcome: z.enum(["delivered", "retrying", "failed"]),
+                  status: z.number().int().nullable().openapi({ description: "The receiver's HTTP status, when it answered" }),
+                  error_class: z.string().nullable().openapi({ description: "timeout, connect, dns_resolution, http_status, rate_limited, blocked, tls, protocol, internal" }),
+                  error: z.string().nullable(),
+                  retry_after_seconds: z.number().nullable().openapi({ description: "The wait the receiver asked for (Retry-After, retry_after)" }),
+                }),
+              )
+              .openapi({ description: "Every attempt, oldest first" }),
           }),
         ),
       }),
@@ -151,43 +173,10 @@ export const Introspection = z
   })
   .openapi("CelIntrospection");
 
-/**
- * An email recipient: a plain address and nothing else (it becomes SMTP's RCPT TO and
- * a To: header, so a control character, a line break or a bidi control must never
- * reach it). zod's address syntax is strict ASCII.
- */
-export const recipient = z.string().trim().max(254).email();
-
-export const ChannelBody = z
-  .object({
-    name: safeText(200),
-    kind: z.enum(["webhook", "slack", "email"]),
-    enabled: z.boolean().optional(),
-    url: z.string().max(2000).optional().openapi({ description: "webhook and slack: http(s) URL; must pass the egress policy (no internal addresses, see docs/security.md). Sealed; shown as scheme, host and port only, the rest masked (`https://hooks.example.com/***`). On update, leaving it out or sending the shown form back keeps the stored URL" }),
-    secret: z.string().max(200).optional().openapi({ description: "webhook: HMAC signing secret (>= 16 chars); generated when absent and returned once" }),
-    recipients: z.array(recipient).max(50).optional().openapi({ description: "email: recipient addresses (plain addresses, `name@example.com`)" }),
-    smtp_url: z.string().max(2000).optional().openapi({ description: "email: SMTP server for this channel (default: the service's SMTP_URL)" }),
-  })
-  .openapi("NotificationChannelInput");
-export const ChannelUpdateBody = ChannelBody.extend({ rotate_secret: z.boolean().optional() });
-export const Channel = z
-  .object({
-    id: z.number().int(),
-    name: z.string(),
-    kind: z.string(),
-    enabled: z.boolean(),
-    settings: z.record(z.string(), z.unknown()).openapi({ description: "Non-secret settings; secrets are never returned" }),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .openapi("NotificationChannel");
-export const ChannelList = z.object({ channels: z.array(Channel) });
-export const ChannelCreated = z.object({ id: z.number().int(), message: z.string(), secret: z.string().optional().openapi({ description: "webhook signing secret, shown only here" }) });
-export const ChannelTestResult = z.object({
-  delivered: z.boolean(),
-  error: z.enum(["blocked", "unreachable", "timeout", "rejected", "misconfigured"]).nullable().openapi({ description: "Failure class when not delivered" }),
-});
+export { Channel, ChannelBody, ChannelCreated, ChannelList, ChannelTestResult, ChannelUpdateBody, ProviderList } from "./channels/schema";
 
 export const RuleIdParam = z.object({ rule_id: pathId("rule_id") });
+export const AlertIdParam = z.object({ alert_id: pathId("alert_id") });
+export const AlertStateChanged = z.object({ message: z.string(), state: z.enum(ALERT_STATES) });
 export const TemplateIdParam = z.object({ template_id: pathId("template_id") });
 export const ChannelIdParam = z.object({ channel_id: pathId("channel_id") });

@@ -6,7 +6,7 @@
  */
 import { and, count, desc, eq, gte, inArray, sql } from "drizzle-orm";
 import { alertDeliveries, alertHistory, alertRuleLists, alertRules, alertTemplates, notificationChannels } from "../../db/schema";
-import { badRequest, notFound, type ErrorDetail } from "../../platform/errors";
+import { badRequest, conflict, notFound, type ErrorDetail } from "../../platform/errors";
 import { readPage } from "../../platform/paging";
 import type { Tenant } from "../../platform/tenant";
 import { listNames, loadListsForRules } from "../lists/service";
@@ -16,6 +16,7 @@ import { validateTemplate } from "./cel/template";
 import type { ModuleName } from "./cel/variables";
 import type { SuppressionPreview } from "./alert-state-contract";
 import { DEDUP_TTL_MS } from "./processor";
+import { transitionStatements, type AlertState } from "./lifecycle";
 
 export const SEVERITIES = ["info", "low", "medium", "high", "critical"] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -285,9 +286,24 @@ export async function deleteTemplate(t: Tenant, module: ModuleName, id: number) 
 
 // ---- history ------------------------------------------------------------------------
 
-export async function listHistory(t: Tenant, module: ModuleName, q: { limit: number; offset: number; status?: "fired" | "suppressed"; rule_id?: number }) {
+export interface HistoryQuery {
+  limit: number;
+  offset: number;
+  status?: "fired" | "suppressed";
+  state?: AlertState;
+  rule_id?: number;
+  alert_id?: number;
+}
+
+export async function listHistory(t: Tenant, module: ModuleName, q: HistoryQuery) {
   const { limit, offset } = q;
-  const ofModule = and(eq(alertHistory.module, module), q.status ? eq(alertHistory.status, q.status) : undefined, q.rule_id !== undefined ? eq(alertHistory.ruleId, q.rule_id) : undefined);
+  const ofModule = and(
+    eq(alertHistory.module, module),
+    q.status ? eq(alertHistory.status, q.status) : undefined,
+    q.state ? eq(alertHistory.state, q.state) : undefined,
+    q.rule_id !== undefined ? eq(alertHistory.ruleId, q.rule_id) : undefined,
+    q.alert_id !== undefined ? eq(alertHistory.id, q.alert_id) : undefined,
+  );
   const { rows, total } = await readPage(
     t.select(alertHistory, ofModule).orderBy(desc(alertHistory.firedAt), desc(alertHistory.id)).limit(limit).offset(offset),
     t.countQuery(alertHistory, ofModule),
@@ -316,22 +332,54 @@ export async function listHistory(t: Tenant, module: ModuleName, q: { limit: num
       suppressed_reason: h.suppressedReason,
       repeats_alert_id: h.repeatsAlertId,
       suppressed_until: h.suppressedUntil,
+      alert_key: h.alertKey,
+      state: h.state,
+      occurrences: h.occurrences,
+      last_matched_at: h.lastMatchedAt,
+      acknowledged_at: h.acknowledgedAt,
+      acknowledged_by: h.acknowledgedBy,
+      resolved_at: h.resolvedAt,
+      resolved_by: h.resolvedBy,
+      resolution: h.resolution,
       deliveries: deliveries
         .filter((x) => x.d.historyId === h.id)
+        .sort((a, b) => a.d.id - b.d.id)
         .map(({ d, name, kind }) => ({
           channel_id: d.channelId,
           channel_name: name,
           channel_kind: kind,
+          action: d.action,
           status: d.status,
           attempts: d.attempts,
           last_error: d.lastError,
           response_status: d.responseStatus,
           next_attempt_at: d.nextAttemptAt,
           delivered_at: d.deliveredAt,
+          attempt_log: d.attemptLog,
         })),
     })),
     total,
     limit,
     offset,
   };
+}
+
+// ---- acknowledging and resolving ------------------------------------------------------
+
+/**
+ * A person acknowledges or resolves a sent alert: recorded with who and when, and told
+ * to every channel that was told of the alert (PagerDuty and Opsgenie under the same
+ * key). From `open` only to acknowledge, from `open` or `acknowledged` to resolve; a
+ * change made meanwhile by someone else (or automatically) is a 409, nothing sent twice.
+ */
+export async function changeAlertState(t: Tenant, module: ModuleName, id: number, to: "acknowledged" | "resolved", by: string, now: Date) {
+  const alert = await t.get(alertHistory, id);
+  if (!alert || alert.module !== module || alert.status !== "fired") throw notFound("Alert");
+  if (alert.state === "resolved") throw conflict(`Alert ${id} is already resolved (${alert.resolvedAt}, ${alert.resolvedBy})`);
+  if (to === "acknowledged" && alert.state === "acknowledged") throw conflict(`Alert ${id} is already acknowledged (${alert.acknowledgedAt}, ${alert.acknowledgedBy})`);
+  const nowIso = now.toISOString();
+  const statements = transitionStatements(t.db, t.organizationId, id, to === "acknowledged" ? { state: to, by } : { state: to, by, resolution: `Resolved by ${by}.` }, nowIso);
+  const [changed] = (await t.db.batch(statements as [never, ...never[]])) as unknown as { meta?: { changes?: number } }[];
+  if ((changed?.meta?.changes ?? 0) !== 1) throw conflict(`Alert ${id} changed meanwhile; reload it`);
+  return { message: to === "acknowledged" ? "Alert acknowledged" : "Alert resolved", state: to };
 }

@@ -107,6 +107,16 @@ export function stableStringify(value: unknown): string {
     .join(",")}}`;
 }
 
+/**
+ * The key of an alert, stable per rule, asset and subject: while an alert of this key is
+ * open, a new match updates it; PagerDuty's dedup_key and Opsgenie's alias. Readable
+ * for whoever meets it in their incident tool, and bounded (the subject is hashed).
+ */
+export async function alertKeyOf(organizationId: number, ruleId: number, asset: string, subject: string): Promise<string> {
+  const digest = await sha256Hex(`${asset}\n${subject}`);
+  return `trust-plane:${organizationId}:rule-${ruleId}:${digest.slice(0, 32)}`;
+}
+
 /** The event's own `event_id` when it has one, else SHA-256 of its canonical JSON. */
 export async function eventId(module: ModuleName, e: Ev): Promise<string> {
   if (typeof e.event_id === "string" && e.event_id) return e.event_id;

@@ -1,10 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { principalOf, type AppContext, type AppEnv } from "../../platform/context";
+import { principalOf, type AppEnv } from "../../platform/context";
 import { ApiError } from "../../platform/errors";
 import { body, defineRoute, json } from "../../platform/route";
 import { clearSessionCookie, CONSOLE_HEADER, deliverSession } from "../../platform/session-cookie";
 import { completeSecondFactor } from "./mfa/second-step";
 import { registerMfaRoutes } from "./mfa/routes";
+import { signInContext } from "./sign-in-context";
+import { registerSsoRoutes } from "./sso/routes";
 import * as s from "./schema";
 import * as auth from "./service";
 import * as sessions from "./sessions";
@@ -116,11 +118,6 @@ export const acceptRoute = defineRoute({
   responses: { 201: json(s.AcceptInvitationResponse, "Created") },
 });
 
-/** What a sign-in needs from its request. */
-export function signInContext(c: AppContext): auth.SignInContext {
-  return { env: c.env, db: c.get("db"), config: c.get("config"), now: c.get("now"), clientIp: c.get("clientIp"), userAgent: c.req.header("user-agent") ?? null };
-}
-
 export function registerAuthRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(signupRoute, async (c) => {
     if (!c.get("config").signupEnabled) throw new ApiError("forbidden", "Signup is disabled on this deployment");
@@ -176,4 +173,5 @@ export function registerAuthRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json(deliverSession(c, result), 201);
   });
   registerMfaRoutes(app);
+  registerSsoRoutes(app);
 }

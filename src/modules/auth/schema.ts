@@ -167,3 +167,51 @@ export const Preferences = z
   })
   .openapi("Preferences");
 export const PreferencesUpdate = Preferences.partial().strict().openapi("PreferencesUpdate");
+
+const RoleRequest = z.object({ module_name: z.string(), role_name: z.string() });
+const SsoDomain = z
+  .object({
+    domain: z.string(),
+    verified: z.boolean().openapi({ description: "The TXT record proved it: sign-ins of this domain go to this organization" }),
+    verified_at: z.string().nullable(),
+    txt_record_name: z.string().openapi({ example: "_trust-plane-verification.corp.example" }),
+    txt_record_value: z.string().openapi({ example: "trust-plane-domain-verification=3kq..." }),
+    last_checked_at: z.string().nullable(),
+    last_check_error: z.string().nullable().openapi({ description: "Why the last check did not verify it, in words" }),
+  })
+  .openapi("SsoDomain");
+export const SsoConfig = z
+  .object({
+    issuer: z.string(),
+    client_id: z.string(),
+    client_secret_set: z.literal(true).openapi({ description: "The secret is sealed and never returned" }),
+    email_domains: z.array(SsoDomain),
+    default_roles: z.array(RoleRequest),
+    enforce: z.boolean(),
+    break_glass_user_id: z.number().int().nullable(),
+    redirect_uri: z.string().openapi({ description: "Register this at the identity provider" }),
+    discovered_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("SsoConfig");
+export const SsoConfigInput = z
+  .object({
+    issuer: z.string().trim().url().max(500).openapi({ example: "https://login.corp.example/realms/main" }),
+    client_id: z.string().trim().min(1).max(255).openapi({ example: "trust-plane" }),
+    client_secret: z.string().min(1).max(1024).optional().openapi({ description: "Required the first time; left out, the saved one is kept" }),
+    email_domains: z.array(z.string().max(253)).min(1).max(20).openapi({ example: ["corp.example"] }),
+    default_roles: z.array(RoleRequest).max(20).default([]),
+    enforce: z.boolean().default(false),
+    break_glass_user_id: z.number().int().positive().nullable().optional().openapi({ description: "With `enforce`: the administrator who keeps a password (default: you)" }),
+  })
+  .openapi("SsoConfigInput");
+export const SsoStartQuery = z.object({
+  email: z.string().trim().max(254).openapi({ param: { name: "email", in: "query" }, example: "alice@corp.example" }),
+  return_to: z.string().max(500).optional().openapi({ param: { name: "return_to", in: "query" }, description: "A console path to land on", example: "/ct" }),
+});
+export const SsoCallbackQuery = z.object({
+  state: z.string().max(500).optional().openapi({ param: { name: "state", in: "query" } }),
+  code: z.string().max(4000).optional().openapi({ param: { name: "code", in: "query" } }),
+  error: z.string().max(200).optional().openapi({ param: { name: "error", in: "query" } }),
+  error_description: z.string().max(2000).optional().openapi({ param: { name: "error_description", in: "query" } }),
+});

@@ -1,5 +1,4 @@
 /**
-<<<<<<< HEAD
  * The DNS watcher's events, declared ONCE: their TypeScript type, the runtime shape and
  * the CEL variable schema (alerting/cel/variables/dns-watcher.ts) all come from this zod
  * object, and the builders below are the only places an event is made.
@@ -14,14 +13,6 @@
  * `spf.previous.all == "-all" && spf.current.all != "-all"`). A collection event carries
  * the last observed DNSSEC status and policies (previous = current: nothing changed),
  * no changed records, and names the record sets whose lookups failed.
-=======
- * The DNS watcher change event, declared ONCE: its TypeScript type, the
- * runtime shape and the CEL variable schema (alerting/cel/variables/dns-watcher.ts)
- * all come from this zod object, and `buildDnsChangeEvent` below is the one place an
- * event is made. `spf` and `dmarc` carry the parsed policy now and before the change; a
- * side without a record has `record` "" and empty fields, so rules compare without has()
- * checks (e.g. `spf.previous.all == "-all" && spf.current.all != "-all"`).
->>>>>>> main
  */
 import { z } from "zod";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";

@@ -1,15 +1,10 @@
 /**
-<<<<<<< HEAD
  * The RDAP module's events: the variables alert rules (CEL) see.
  *
  *   event_type "rdap_changed"          a domain's RDAP response differs from its last
  *                                      snapshot: `buildRdapEvent`
  *   event_type "collection_failing"    the domain could not be looked up twice in a row /
  *              "collection_recovered"  is looked up again: `buildRdapCollectionEvent`
-=======
- * The RDAP change event: the variables alert rules
- * (CEL) see when a domain's RDAP response differs from its last snapshot.
->>>>>>> main
  *
  * `rdap.current` / `rdap.previous` are the full responses as received (not the
  * canonical forms): rules read registry data as the registry wrote it. Members

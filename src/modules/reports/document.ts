@@ -4,6 +4,7 @@
  * it, byte for byte the same on every download (pdf/render.ts is deterministic).
  */
 import type { MonitoringModule } from "../../platform/permissions";
+import type { CategoryStatus } from "./category-status";
 import type { AuditResult } from "./scoring";
 
 /** How an asset looks at generation time, for the appendix. */
@@ -22,16 +23,26 @@ export interface MonitoredAsset {
   detail: string;
 }
 
+/** A result as a document carries it: what each category could assess is not known (null) for a report generated before it was recorded. */
+export type DocumentResult = Omit<AuditResult, "category_status" | "provisional"> & { category_status: CategoryStatus | null; provisional: boolean | null };
+
 export interface ReportDocument {
   report_type: "weekly";
+  /**
+   * The current week to date, rendered on demand and not stored: every page says
+   * "Preview", and `period_end` is when it was rendered.
+   */
+  preview?: boolean;
   organization: string;
   period_start: string;
   period_end: string;
   generated_at: string;
-  result: AuditResult;
+  result: DocumentResult;
   /** Expected collection window per enabled module (seconds), as configured when generated. */
   collection_windows: { module: MonitoringModule; seconds: number }[];
   assets: MonitoredAsset[];
+  /** The shared sources the assets rely on (the CT logs) with their state; absent from reports stored before they were kept. */
+  shared_sources?: MonitoredAsset[];
 }
 
 /** ISO 8601 week of a date: "2026-W47". */
@@ -45,10 +56,11 @@ export function isoWeek(iso: string): string {
 }
 
 /**
- * `trust-plane-weekly-report-<organization>-<ISO week>.pdf`: ASCII only (it is sent
+ * `trust-plane-weekly-report-<organization>-<ISO week>.pdf` (`…-preview.pdf` for the
+ * week to date): ASCII only (it is sent
  * in Content-Disposition and as a mail attachment name), the organization slugged.
  */
-export function pdfFilename(organization: string, organizationId: number, periodStart: string): string {
+export function pdfFilename(organization: string, organizationId: number, periodStart: string, preview = false): string {
   const slug = organization
     .normalize("NFKD")
     .replace(/[\u0300-\u036f]/g, "")
@@ -57,5 +69,5 @@ export function pdfFilename(organization: string, organizationId: number, period
     .replace(/^-+|-+$/g, "")
     .slice(0, 40)
     .replace(/-+$/g, "");
-  return `trust-plane-weekly-report-${slug || `org-${organizationId}`}-${isoWeek(periodStart)}.pdf`;
+  return `trust-plane-weekly-report-${slug || `org-${organizationId}`}-${isoWeek(periodStart)}${preview ? "-preview" : ""}.pdf`;
 }

@@ -3,6 +3,7 @@
  * organization; another organization's report id is 404.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { tenantOf, type AppEnv } from "../../platform/context";
 import { defineRoute, json } from "../../platform/route";
 import * as s from "./schema";
@@ -17,13 +18,15 @@ export const securityOverview = defineRoute({
     "Scored like the weekly report, from the latest data: changes (DNS, RDAP, CAA violations in CT) observed in the last 7 days; " +
     "each TLS endpoint by its latest scan (a certificate that expired since counts as expired); domain expiry within 30 days, " +
     "DNSSEC failing at the latest resolution, modules without assets and stale data judged now. Category score = 100 minus the impacts of its fired rules (floor 0); " +
+    "category_status says what each score rests on (assessed, partial, blind, no_assets, with the reason), and provisional is true when a category with assets is partial or blind; " +
     "overall = weighted average (DNS 30, CT 20, certificates 20, RDAP 15, coverage 15) rounded half up; grade A >= 90, B >= 80, C >= 70, D >= 60, F below. " +
     "'Modules without assets': a monitoring module (CT log, DNS watcher, RDAP, certificate deployments) with no ENABLED asset: one whose monitors are all paused watches nothing, " +
     "so it counts like one with none configured (the finding's evidence names the module). " +
     "Stale = the newest data actually collected for an enabled asset (a successful RDAP check or DNS resolution, a scan, the CT log cursors' verified progress; " +
     "failed checks do not count) is older than 2 x its module's collection interval + 5 min " +
     "(CT: the every-minute Cron; DNS_CHECK_INTERVAL_SECONDS; SCAN_INTERVAL_SECONDS; RDAP_CHECK_INTERVAL_SECONDS). " +
-    "Each finding lists at most 10 evidence items, newest first; evidence_total and affected_assets count them all.",
+    "'Monitoring data stale' lists the organization's own assets first, per module, with their collection state, error class and since when, then the shared CT logs as one line. " +
+    "Each finding lists at most 10 evidence items (newest first, except 'Monitoring data stale'); evidence_total and affected_assets count them all.",
   access: anyUser, responses: { 200: json(s.SecurityOverview) },
 });
 export const listReports = defineRoute({
@@ -34,6 +37,15 @@ export const listReports = defineRoute({
     "A report judges state at its period's end, however late it is generated: domain expiry against the end, DNSSEC failures observed in the week, " +
     "modules without assets and stale data from what was recorded by the end.",
   access: anyUser, request: { query: s.ReportListQuery }, responses: { 200: json(s.ReportList) },
+});
+export const previewReport = defineRoute({
+  method: "get", path: "/api/reports/preview/download", tags, summary: "This week's report so far, as a PDF (not stored)",
+  description:
+    "`application/pdf`, `Content-Disposition: attachment; filename=<trust-plane-weekly-report-…-preview.pdf>`. The weekly report of the current week " +
+    "(Monday 00:00 UTC) up to now, audited exactly as the stored report will be at the week's end, with state judged now; rendered on each request and " +
+    "not stored, so it can be seen before the first week has ended. Every page is marked \"Preview\".",
+  access: anyUser,
+  responses: { 200: { description: "The PDF", content: { "application/pdf": { schema: { type: "string", format: "binary" } } } } },
 });
 export const downloadReport = defineRoute({
   method: "get", path: "/api/reports/{report_id}/download", tags, summary: "The report as a PDF",
@@ -48,12 +60,15 @@ export const downloadReport = defineRoute({
 export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(securityOverview, async (c) => c.json(await reports.securityOverview(tenantOf(c), c.get("config"), c.get("now")), 200));
   app.openapi(listReports, async (c) => c.json(await reports.listReports(tenantOf(c), c.req.valid("query").limit), 200));
-  app.openapi(downloadReport, async (c) => {
-    const { filename, pdf } = await reports.reportPdf(tenantOf(c), c.req.valid("param").report_id);
-    return c.body(pdf as Uint8Array<ArrayBuffer>, 200, {
-      "content-type": "application/pdf",
-      "content-disposition": `attachment; filename=${filename}`,
-      "cache-control": "private, no-store",
-    });
+  // Before /{report_id}/download, which would take "preview" for an id.
+  app.openapi(previewReport, async (c) => pdfResponse(c, await reports.previewPdf(tenantOf(c), c.get("config"), c.get("now"))));
+  app.openapi(downloadReport, async (c) => pdfResponse(c, await reports.reportPdf(tenantOf(c), c.req.valid("param").report_id)));
+}
+
+function pdfResponse(c: Context<AppEnv>, { filename, pdf }: { filename: string; pdf: Uint8Array }) {
+  return c.body(pdf as Uint8Array<ArrayBuffer>, 200, {
+    "content-type": "application/pdf",
+    "content-disposition": `attachment; filename=${filename}`,
+    "cache-control": "private, no-store",
   });
 }

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { pathId } from "../../platform/paging";
 import { MONITORING_MODULES } from "../../platform/permissions";
+import { CATEGORY_STATUSES } from "./category-status";
 import { CATEGORY_IDS, FRAMEWORKS, GRADES, SEVERITIES } from "./rules";
 import { OVERVIEW_EVIDENCE_LIMIT } from "./service";
 
@@ -11,6 +12,28 @@ const score = z.number().int().min(0).max(100);
 export const CategoryScores = z
   .object(Object.fromEntries(CATEGORY_IDS.map((c) => [c, score])) as Record<(typeof CATEGORY_IDS)[number], typeof score>)
   .openapi("CategoryScores", { description: "Each category starts at 100; every fired rule of it subtracts its impact (floor 0)." });
+
+export const CategoryAssessment = z
+  .object({
+    status: z.enum(CATEGORY_STATUSES).openapi({
+      description:
+        "assessed: every enabled asset of the category was collected within its module's expected window; partial: some were; " +
+        "blind: it has assets and none was (its score counts what was not looked at as clean: shown as 'not assessed'); no_assets: nothing to assess. " +
+        "CT is assessed on the monitored CT logs the filters rely on; coverage is always assessed (configuration and collection times are always known).",
+    }),
+    expected: z.number().int().openapi({ description: "What must be collected for the category to be assessed: its enabled assets (CT: the monitored logs); 0 when there is nothing to assess" }),
+    collected: z.number().int().openapi({ description: "Of them, collected within the window" }),
+    reason: z.string().openapi({ example: "0 of 12 domains resolved since 2026-11-22 23:25 UTC: DNS lookup failed for 12 domains (DNS lookup of dns.example failed)" }),
+  })
+  .openapi("CategoryAssessment");
+
+export const CategoryStatus = z
+  .object(Object.fromEntries(CATEGORY_IDS.map((c) => [c, CategoryAssessment])) as Record<(typeof CATEGORY_IDS)[number], typeof CategoryAssessment>)
+  .openapi("CategoryStatus", { description: "What each category's score rests on: whether its assets were collected within their expected windows, and why not." });
+
+const provisional = z.boolean().openapi({
+  description: "A category with assets is partial or blind: the score counts what could not be looked at as clean, so the grade is provisional (category_status says which and why).",
+});
 
 export const Evidence = z
   .object({
@@ -44,7 +67,9 @@ export const SecurityOverview = z
     data: z.object({
       overall_score: score,
       grade: Grade,
+      provisional,
       category_scores: CategoryScores,
+      category_status: CategoryStatus,
       findings: z.array(Finding),
       generated_at: z.string(),
       window: z.object({ start: z.string(), end: z.string() }).openapi({ description: "Changes observed in this window count (the last 7 days)" }),
@@ -72,6 +97,8 @@ export const Report = z
     generated_at: z.string(),
     pdf_filename: z.string().openapi({ example: "trust-plane-weekly-report-example-corp-2026-W47.pdf" }),
     category_scores: CategoryScores,
+    category_status: CategoryStatus.nullable().openapi({ description: "What each category could assess at the period's end; null for a report generated before this was recorded" }),
+    provisional: provisional.nullable().openapi({ description: "Whether a category with assets was partial or blind; null when the report did not record it" }),
     findings_count: z.number().int(),
   })
   .openapi("Report");

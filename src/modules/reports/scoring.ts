@@ -10,6 +10,8 @@
  *    ROUNDED HALF UP to an integer: computed in integers as ⌊(Σ + 50) / 100⌋, so
  *    89.5 is 90 (an A) and 89.49 is 89, with no floating-point drift.
  *  - Grade by the table (A ≥ 90, B ≥ 80, C ≥ 70, D ≥ 60, F below).
+ *  - Beside the score, what each category could assess (category-status.ts): a result
+ *    with a partial or blind category is provisional.
  */
 import {
   AUDIT_RULES,
@@ -26,8 +28,10 @@ import {
   type RuleId,
   type Severity,
 } from "./rules";
-import type { AuditFacts, DnsChangeFact, DnsChangeKind, EndpointScan } from "./facts/types";
+import type { AuditFacts, DnsChangeFact, DnsChangeKind, EndpointScan, ModuleCoverage, UncollectedAsset } from "./facts/types";
+import { assessCategories, CATEGORY_MODULE, isProvisional, uncollectedCauses, type CategoryStatus } from "./category-status";
 import { formatDuration } from "./freshness";
+import { formatUtc } from "./pdf/text";
 
 export interface Evidence {
   /** The asset: a domain, `hostname:port (IP)`, a module... */
@@ -68,6 +72,10 @@ export interface AuditResult {
   overall_score: number;
   grade: Grade;
   category_scores: CategoryScores;
+  /** What each category's score rests on (category-status.ts). */
+  category_status: CategoryStatus;
+  /** A category with assets is partial or blind: the score counts what was not looked at as clean. */
+  provisional: boolean;
   findings: Finding[];
 }
 
@@ -214,17 +222,84 @@ const EVALUATORS: Record<RuleId, (f: AuditFacts) => Evidence[]> = {
             : `All ${m.configured_assets} configured asset(s) paused: the module watches nothing`,
         ),
       ),
-  "coverage.monitoring_data_stale": (f) =>
-    f.coverage.flatMap((m) =>
-      m.stale.map((s) =>
-        ev(
-          `${MODULE_LABELS[m.module]}: ${s.asset}`,
-          `${s.last_collected_at ? "Newest data" : "No data collected yet"}; expected within ${formatDuration(m.expected_window_seconds)}`,
-          { observed_at: s.last_collected_at },
-        ),
-      ),
-    ),
+  "coverage.monitoring_data_stale": staleEvidence,
 };
+
+/** Modules in the order of their categories (DNS, CT, certificates, RDAP). */
+const MODULE_ORDER = Object.values(CATEGORY_MODULE);
+
+/** "3 h", "2 d 4 h", "25 min": how long something has not happened, to the unit that matters. */
+export function roughDuration(ms: number): string {
+  const minutes = Math.max(0, Math.floor(ms / 60_000));
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h`;
+  return `${Math.floor(hours / 24)} d${hours % 24 ? ` ${hours % 24} h` : ""}`;
+}
+
+/** The evidence line of an organization's own stale asset: its state, error class and since when. */
+function staleAssetDetail(u: UncollectedAsset, windowSeconds: number): string {
+  const state =
+    u.state === "failing"
+      ? `Failing${u.failing_since ? ` since ${formatUtc(u.failing_since)}` : ""}`
+      : u.state === "pending"
+        ? "Not collected yet"
+        : `Not collected since ${formatUtc(u.last_collected_at)}`;
+  const error = u.error ? ` (${u.error.class}): ${u.error.message}` : u.state === "ok" ? ": no attempt within the window" : "";
+  const newest = u.state !== "failing" ? "" : u.last_collected_at ? `; newest data ${formatUtc(u.last_collected_at)}` : "; no data collected yet";
+  return `${state}${error}${newest}; expected within ${formatDuration(windowSeconds)}`;
+}
+
+/** The asset of the one evidence line that sums up the shared CT logs. */
+export const CT_LOGS_EVIDENCE_ASSET = `${MODULE_LABELS["ct-log"]}: monitored logs`;
+
+/**
+ * The shared CT logs in one line: "CT: 71 of 71 logs not read for 3 h; new certificates
+ * for your filters cannot be seen" (each log is listed in the report's appendix).
+ */
+function sharedLogsEvidence(m: ModuleCoverage, asOf: string): Evidence {
+  const stale = m.uncollected.filter((u) => u.stale);
+  if (m.expected === 0) {
+    return ev(CT_LOGS_EVIDENCE_ASSET, "CT: no log monitored (the log list in use has none); new certificates for your filters cannot be seen");
+  }
+  const read = stale.map((u) => u.last_collected_at).filter((t): t is string => t !== null).sort();
+  const newest = read[read.length - 1] ?? null;
+  const never = stale.length - read.length;
+  const age = newest
+    ? `not read for ${roughDuration(Date.parse(asOf) - Date.parse(newest))}${never ? ` (${never} never read)` : ""}`
+    : "never read";
+  const consequence = stale.length === m.expected ? "new certificates for your filters cannot be seen" : "certificates logged only in those logs cannot be seen";
+  const causes = uncollectedCauses("ct-log", stale.filter((u) => u.error));
+  return ev(CT_LOGS_EVIDENCE_ASSET, `CT: ${stale.length} of ${m.expected} logs ${age}; ${consequence}.${causes.length ? ` ${causes.join("; ")}.` : ""}`, { observed_at: newest });
+}
+
+/**
+ * "Monitoring data stale" is about the organization: its own stale assets first, per
+ * module in category order, each with its state, error class and since when; then the
+ * shared CT logs as one line.
+ */
+function staleEvidence(f: AuditFacts): Evidence[] {
+  const modules = [...f.coverage].sort((a, b) => MODULE_ORDER.indexOf(a.module) - MODULE_ORDER.indexOf(b.module));
+  const own = modules
+    .filter((m) => m.sources === "own")
+    .flatMap((m) => m.uncollected.filter((u) => u.stale).map((u) => ev(`${MODULE_LABELS[m.module]}: ${u.asset}`, staleAssetDetail(u, m.expected_window_seconds), { observed_at: u.last_collected_at })));
+  const shared = modules.filter((m) => m.sources === "shared" && m.uncollected.some((u) => u.stale)).map((m) => sharedLogsEvidence(m, f.as_of));
+  return [...own, ...shared];
+}
+
+/** Rules whose evaluator orders the evidence itself (the others list it newest first). */
+const ORDERED_EVIDENCE: ReadonlySet<RuleId> = new Set(["coverage.monitoring_data_stale"]);
+
+/**
+ * The first `limit` items of a finding's evidence, keeping the shared CT logs' summary
+ * line (the last one of "Monitoring data stale") however many own assets precede it.
+ */
+export function limitEvidence(evidence: readonly Evidence[], limit: number): Evidence[] {
+  if (evidence.length <= limit) return [...evidence];
+  const last = evidence[evidence.length - 1];
+  if (last.asset === CT_LOGS_EVIDENCE_ASSET) return [...evidence.slice(0, Math.max(0, limit - 1)), last];
+  return evidence.slice(0, limit);
+}
 
 /** Newest first (undated last), then by asset: a stable, readable order. */
 function byRecency(a: Evidence, b: Evidence): number {
@@ -247,7 +322,7 @@ export function findingOf(rule: AuditRule, evidence: Evidence[], counts?: { evid
     condition: rule.condition,
     references: rule.references.map((id) => ({ id, framework: REFERENCES[id].framework, title: REFERENCES[id].title })),
     affected_assets: Math.max(counts?.assets ?? 0, new Set(evidence.map((e) => e.asset)).size),
-    evidence: [...evidence].sort(byRecency),
+    evidence: ORDERED_EVIDENCE.has(rule.id as RuleId) ? [...evidence] : [...evidence].sort(byRecency),
     evidence_total: Math.max(counts?.evidence ?? 0, evidence.length),
   };
 }
@@ -289,5 +364,6 @@ export function scoreAudit(facts: AuditFacts): AuditResult {
   const findings = evaluateFindings(facts);
   const category_scores = categoryScores(findings);
   const overall_score = overallScore(category_scores);
-  return { overall_score, grade: gradeOf(overall_score), category_scores, findings };
+  const category_status = assessCategories(facts);
+  return { overall_score, grade: gradeOf(overall_score), category_scores, category_status, provisional: isProvisional(category_status), findings };
 }

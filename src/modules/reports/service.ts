@@ -29,9 +29,10 @@ import { readAudit } from "./facts";
 import type { ScheduleConfig } from "./facts/scope";
 import { expectedCollectionWindowSeconds } from "./freshness";
 import { renderReportPdf } from "./pdf/render";
-import { CATCH_UP_WEEKS, recentWeeks, WEEK_MS, type Period } from "./period";
-import { auditRule, REFERENCES, type Category, type Grade, type RuleId, type Severity } from "./rules";
-import { scoreAudit, type AuditResult, type CategoryScores, type Evidence, type Finding } from "./scoring";
+import { CATCH_UP_WEEKS, lastWeekEnd, recentWeeks, WEEK_MS, type Period } from "./period";
+import { auditRule, CATEGORIES, REFERENCES, type Category, type Grade, type RuleId, type Severity } from "./rules";
+import { limitEvidence, scoreAudit, type AuditResult, type CategoryScores, type Evidence, type Finding } from "./scoring";
+import { isProvisional, provisionalNote, type CategoryStatus } from "./category-status";
 import { formatUtc } from "./pdf/text";
 
 /** Evidence items returned per finding by the overview (the total is given). */
@@ -59,15 +60,17 @@ export async function securityOverview(t: Tenant, config: ScheduleConfig, now: D
     data: {
       overall_score: result.overall_score,
       grade: result.grade,
+      provisional: result.provisional,
       category_scores: result.category_scores,
-      findings: result.findings.map((f) => ({ ...f, evidence: f.evidence.slice(0, OVERVIEW_EVIDENCE_LIMIT) })),
+      category_status: result.category_status,
+      findings: result.findings.map((f) => ({ ...f, evidence: limitEvidence(f.evidence, OVERVIEW_EVIDENCE_LIMIT) })),
       generated_at: now.toISOString(),
       window: facts.window,
       coverage: facts.coverage.map((c) => ({
         module: c.module,
         configured_assets: c.configured_assets,
         enabled_assets: c.enabled_assets,
-        stale_assets: c.stale.length,
+        stale_assets: c.uncollected.filter((u) => u.stale).length,
         expected_window_seconds: c.expected_window_seconds,
       })),
     },
@@ -88,9 +91,18 @@ function reportView(r: typeof reports.$inferSelect, findings: number) {
     generated_at: r.generatedAt,
     pdf_filename: r.pdfFilename,
     category_scores: r.categoryScores as CategoryScores,
+    category_status: storedCategoryStatus(r),
+    provisional: provisionalOf(r),
     findings_count: findings,
   };
 }
+
+/** What a stored report could assess; null when it was generated before that was recorded. */
+const storedCategoryStatus = (r: typeof reports.$inferSelect) => (r.categoryStatus as CategoryStatus | null) ?? null;
+const provisionalOf = (r: typeof reports.$inferSelect) => {
+  const status = storedCategoryStatus(r);
+  return status ? isProvisional(status) : null;
+};
 
 /** Newest period first. */
 export async function listReports(t: Tenant, limit: number) {
@@ -120,11 +132,13 @@ async function gunzipBase64(b64: string): Promise<string> {
 interface StoredAppendix {
   collection_windows: ReportDocument["collection_windows"];
   assets: MonitoredAsset[];
+  /** Absent from reports stored before the shared sources were kept. */
+  shared_sources?: MonitoredAsset[];
 }
 
 /** A finding as stored (evidence capped); the PDF of a report is always rendered from this form. */
 function storedForm(f: Finding): Finding {
-  return { ...f, evidence: f.evidence.slice(0, REPORT_EVIDENCE_LIMIT) };
+  return { ...f, evidence: limitEvidence(f.evidence, REPORT_EVIDENCE_LIMIT) };
 }
 
 /** A stored finding back in the engine's shape; condition and references come from the catalogue. */
@@ -163,10 +177,13 @@ async function renderStored(t: Tenant, report: typeof reports.$inferSelect): Pro
       overall_score: report.overallScore,
       grade: report.grade as Grade,
       category_scores: report.categoryScores as CategoryScores,
+      category_status: storedCategoryStatus(report),
+      provisional: provisionalOf(report),
       findings: rows.map(findingFromRow),
     },
     collection_windows: appendix.collection_windows,
     assets: appendix.assets,
+    shared_sources: appendix.shared_sources,
   };
   return { filename: report.pdfFilename, pdf: await renderReportPdf(document) };
 }
@@ -203,10 +220,14 @@ function mailBody(config: Config, d: ReportDocument): string {
     `Weekly security audit report for ${d.organization}`,
     `Period: ${formatUtc(d.period_start)} – ${formatUtc(d.period_end)}`,
     "",
-    `Overall score: ${r.overall_score} / 100 (grade ${r.grade})`,
-    `Categories: ${Object.entries(r.category_scores)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(", ")}`,
+    `Overall score: ${r.overall_score} / 100 (grade ${r.grade}${r.provisional ? `, provisional: ${provisionalNote(r.category_status!)}` : ""})`,
+    "Categories:",
+    ...CATEGORIES.map((c) => {
+      const status = r.category_status?.[c.id];
+      if (status?.status === "blind") return `  ${c.label}: not assessed (${status.reason})`;
+      if (status?.status === "partial") return `  ${c.label}: ${r.category_scores[c.id]}, partly assessed (${status.reason})`;
+      return `  ${c.label}: ${r.category_scores[c.id]}${status?.status === "no_assets" ? " (nothing to assess)" : ""}`;
+    }),
     "",
     r.findings.length ? `${r.findings.length} finding(s):` : "No audit rule fired this week.",
     ...r.findings.map((f) => `  - [${f.severity}] ${f.title} (-${f.score_impact}), ${f.affected_assets} asset(s)`),
@@ -221,30 +242,56 @@ function mailBody(config: Config, d: ReportDocument): string {
 }
 
 /**
+ * A report's document for `period`, its state judged at the period's end (facts/scope.ts),
+ * findings cut to what is stored.
+ */
+async function periodDocument(t: Tenant, config: Config, organization: string, period: Period, now: Date, preview = false): Promise<{ document: ReportDocument; result: AuditResult }> {
+  const reading = await readAudit({ t, mode: "period", window: period, asOf: period.end, now, config, withAssets: true, evidenceLimit: REPORT_EVIDENCE_LIMIT });
+  const scored = scoreAudit(reading.facts);
+  const result: AuditResult = { ...scored, findings: scored.findings.map(storedForm) };
+  const document: ReportDocument = {
+    report_type: "weekly",
+    ...(preview ? { preview: true } : {}),
+    organization,
+    period_start: period.start.toISOString(),
+    period_end: period.end.toISOString(),
+    generated_at: now.toISOString(),
+    result,
+    collection_windows: reading.facts.coverage.map((c) => ({ module: c.module, seconds: expectedCollectionWindowSeconds(c.module, config) })),
+    assets: reading.assets,
+    shared_sources: reading.shared_sources,
+  };
+  return { document, result };
+}
+
+/**
+ * The PDF of the current week to date (Monday 00:00 UTC until now), rendered on demand
+ * and not stored: the same audit as the weekly report, judged now, every page marked
+ * "Preview". Before a first week has ended it is the only report there is.
+ */
+export async function previewPdf(t: Tenant, config: Config, now: Date): Promise<{ filename: string; pdf: Uint8Array }> {
+  const org = await t.db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, t.organizationId)).get();
+  const name = org?.name ?? "";
+  const start = lastWeekEnd(now);
+  // The window is half-open: a change observed at this very millisecond counts.
+  const { document } = await periodDocument(t, config, name, { start, end: new Date(now.getTime() + 1) }, now, true);
+  document.period_end = now.toISOString();
+  return { filename: pdfFilename(name, t.organizationId, document.period_start, true), pdf: await renderReportPdf(document) };
+}
+
+/**
  * Generates, stores and mails one organization's report for one week. Returns false
  * when that report already exists (another run made it first).
  */
 export async function generateWeeklyReport(ctx: GenerationContext, org: { id: number; name: string }, period: Period): Promise<{ created: boolean; result: AuditResult; recipients: number }> {
   const { db, config, now } = ctx;
   const t = tenantDb(db, org.id);
-  const reading = await readAudit({ t, mode: "period", window: period, asOf: period.end, now, config, withAssets: true, evidenceLimit: REPORT_EVIDENCE_LIMIT });
-  const scored = scoreAudit(reading.facts);
-  const result: AuditResult = { ...scored, findings: scored.findings.map(storedForm) };
-  const periodStart = period.start.toISOString();
-  const document: ReportDocument = {
-    report_type: "weekly",
-    organization: org.name,
-    period_start: periodStart,
-    period_end: period.end.toISOString(),
-    generated_at: now.toISOString(),
-    result,
-    collection_windows: reading.facts.coverage.map((c) => ({ module: c.module, seconds: expectedCollectionWindowSeconds(c.module, config) })),
-    assets: reading.assets,
-  };
+  const { document, result } = await periodDocument(t, config, org.name, period, now);
+  const periodStart = document.period_start;
   const filename = pdfFilename(org.name, org.id, periodStart);
   const [pdf, appendix, recipients] = await Promise.all([
     renderReportPdf(document),
-    gzipBase64(JSON.stringify({ collection_windows: document.collection_windows, assets: document.assets } satisfies StoredAppendix)),
+    gzipBase64(JSON.stringify({ collection_windows: document.collection_windows, assets: document.assets, shared_sources: document.shared_sources } satisfies StoredAppendix)),
     t.db
       .select({ email: users.email })
       .from(users)
@@ -265,6 +312,7 @@ export async function generateWeeklyReport(ctx: GenerationContext, org: { id: nu
         overallScore: result.overall_score,
         grade: result.grade,
         categoryScores: result.category_scores,
+        categoryStatus: result.category_status,
         organizationName: org.name,
         generatedAt: document.generated_at,
         pdfFilename: filename,
@@ -292,7 +340,7 @@ export async function generateWeeklyReport(ctx: GenerationContext, org: { id: nu
           {
             organizationId: org.id,
             to: r.email,
-            subject: `Trust-Plane weekly security report: ${result.overall_score}/100 (${result.grade}), ${periodStart.slice(0, 10)} – ${document.period_end.slice(0, 10)}`,
+            subject: `Trust-Plane weekly security report: ${result.overall_score}/100 (${result.grade}${result.provisional ? ", provisional" : ""}), ${periodStart.slice(0, 10)} – ${document.period_end.slice(0, 10)}`,
             body: mailBody(config, document),
             kind: "weekly_report",
             attachments: [pdfAttachment],

@@ -156,6 +156,11 @@ export function classifyFailure(err: unknown, target: FailureTarget = {}): Colle
   if (/ENOTFOUND|EAI_AGAIN|getaddrinfo|name (or service )?not known|could not resolve|NXDOMAIN/i.test(text)) {
     return { class: "dns_resolution", message: `${p}DNS lookup of ${host} failed` };
   }
+  // A stored text that already says the status ("HTTP 503 from https://…"): what a collector recorded before it classified.
+  const status = /\bHTTP (\d{3})\b/.exec(text);
+  if (status) {
+    return { class: status[1] === "429" ? "rate_limited" : "http_status", message: sanitizeFailureMessage(`${p}${text}`) };
+  }
   if (/\btls\b|\bssl\b|certificate|handshake/i.test(text)) {
     return { class: "tls", message: sanitizeFailureMessage(`${p}TLS with ${hostPort(host, port)} failed: ${text}`) };
   }

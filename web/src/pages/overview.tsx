@@ -1,12 +1,13 @@
 /**
- * Overview: the live security score and grade, the five category scores, the
+ * Overview: the live security score and grade (provisional when a category could not
+ * be assessed), the five category scores with what each rests on, the
  * findings with their evidence, the score over the stored weekly reports, and the
  * CT matches that are new since the last visit.
  */
 import { useEffect, useState } from "preact/hooks";
 import { get, isMissingEndpoint } from "../api";
 import { useSession } from "../session";
-import { BarChart, LineChart } from "../ui/charts";
+import { LineChart } from "../ui/charts";
 import { useResource, useTableState } from "../ui/resource";
 import { DataTable, localPage } from "../ui/table";
 import { Time } from "../ui/time";
@@ -22,10 +23,22 @@ export interface Finding {
   [k: string]: unknown;
 }
 
+export type CategoryKey = "dns" | "ct" | "certificates" | "rdap" | "coverage";
+/** What a category's score rests on (the API's CategoryAssessment). */
+export interface CategoryAssessment {
+  status: "assessed" | "partial" | "blind" | "no_assets";
+  expected: number;
+  collected: number;
+  reason: string;
+}
+export type CategoryStatus = Record<CategoryKey, CategoryAssessment>;
+
 export interface SecurityOverview {
   overall_score: number;
   grade: string;
-  category_scores: Record<"dns" | "ct" | "certificates" | "rdap" | "coverage", number>;
+  provisional: boolean;
+  category_scores: Record<CategoryKey, number>;
+  category_status: CategoryStatus;
   findings: Finding[];
   generated_at: string;
 }
@@ -37,6 +50,9 @@ export interface Report {
   period_end: string;
   overall_score: number;
   grade: string;
+  /** Null for a report generated before what it could assess was recorded. */
+  provisional: boolean | null;
+  category_status: CategoryStatus | null;
   generated_at: string;
   pdf_filename: string;
 }
@@ -52,6 +68,67 @@ export const CATEGORY_LABELS: Record<string, string> = {
   rdap: "RDAP",
   coverage: "Coverage",
 };
+const CATEGORIES: { key: CategoryKey; weight: number }[] = [
+  { key: "dns", weight: 30 },
+  { key: "ct", weight: 20 },
+  { key: "certificates", weight: 20 },
+  { key: "rdap", weight: 15 },
+  { key: "coverage", weight: 15 },
+];
+
+/** Categories with assets that could not (fully) be assessed: what makes a grade provisional. */
+export function unassessed(status: CategoryStatus | null | undefined): string {
+  if (!status) return "";
+  return CATEGORIES.filter((c) => status[c.key].status === "blind" || status[c.key].status === "partial")
+    .map((c) => `${CATEGORY_LABELS[c.key]} ${status[c.key].status === "blind" ? "not assessed" : "partly assessed"}`)
+    .join(", ");
+}
+
+/** A provisional grade is never drawn in a grade's colour: an A nobody could check is not green. */
+export const gradeClass = (grade: string, provisional: boolean | null | undefined) => (provisional ? "provisional" : gradeTone(grade));
+
+const STATUS_BADGE: Record<CategoryAssessment["status"], { tone: string; label: string }> = {
+  assessed: { tone: "good", label: "assessed" },
+  partial: { tone: "warn", label: "partly assessed" },
+  blind: { tone: "bad", label: "not assessed" },
+  no_assets: { tone: "neutral", label: "no assets" },
+};
+
+/**
+ * The five category scores with what each rests on: a category not assessed (or with
+ * nothing to assess) gets no bar, only "not assessed" and why; a partly assessed one a
+ * neutral bar and the reason.
+ */
+function CategoryScores({ o }: { o: SecurityOverview }) {
+  return (
+    <ul class="category-list" aria-label="Category scores and what they rest on">
+      {CATEGORIES.map(({ key, weight }) => {
+        const score = o.category_scores[key];
+        const status = o.category_status[key];
+        const drawn = status.status === "assessed" || status.status === "partial" || (status.status === "no_assets" && score < 100);
+        return (
+          <li data-testid={`category-${key}`} data-status={status.status}>
+            <span class="category-label">
+              <strong>{CATEGORY_LABELS[key]}</strong> <span class="small muted">weight {weight} %</span>
+            </span>
+            {drawn ? (
+              <span class="hbar-track" aria-hidden="true">
+                <span class={`hbar ${status.status === "partial" ? "neutral" : scoreTone(score)}`} style={{ width: `${score}%` }} />
+              </span>
+            ) : (
+              <span class={`category-unassessed ${status.status}`}>{status.status === "blind" ? "Not assessed" : "No assets: nothing to assess"}</span>
+            )}
+            <span class="hbar-value">{drawn ? score : "n/a"}</span>
+            <span class="category-status">
+              {drawn && <Badge value={status.status} tone={STATUS_BADGE[status.status].tone} label={STATUS_BADGE[status.status].label} />}
+            </span>
+            {status.status !== "assessed" && <span class="category-reason small">{status.reason}</span>}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
 
 const SEVERITY_RANK: Record<string, number> = { critical: 5, high: 4, medium: 3, low: 2, info: 1 };
 
@@ -199,7 +276,7 @@ function Trend() {
           data={reports.map((rep) => ({
             label: new Date(rep.period_end).toLocaleDateString(undefined, { month: "short", day: "numeric" }),
             value: rep.overall_score,
-            title: `Week ending ${new Date(rep.period_end).toLocaleDateString()}: ${rep.overall_score} (${rep.grade})`,
+            title: `Week ending ${new Date(rep.period_end).toLocaleDateString()}: ${rep.overall_score} (${rep.grade}${rep.provisional ? `, provisional: ${unassessed(rep.category_status)}` : ""})`,
           }))}
         />
       )}
@@ -235,26 +312,20 @@ export function OverviewPage() {
                 {o.overall_score}
               </span>
               <span class="score-max">/ 100</span>
-              <span class={`grade ${gradeTone(o.grade)}`} data-testid="grade" aria-label={`Grade ${o.grade}`}>
+              <span class={`grade ${gradeClass(o.grade, o.provisional)}`} data-testid="grade" aria-label={`Grade ${o.grade}${o.provisional ? ", provisional" : ""}`}>
                 {o.grade}
               </span>
             </div>
+            {o.provisional && (
+              <p class="provisional-note" data-testid="provisional">
+                <strong>Provisional:</strong> {unassessed(o.category_status)}. The score counts what could not be looked at as clean.
+              </p>
+            )}
             <p class="muted">Weighted: DNS 30 %, CT log 20 %, certificates 20 %, RDAP 15 %, coverage 15 %.</p>
           </section>
           <section class="card" aria-labelledby="cat-h">
-            <h2 id="cat-h" class="sr-only">
-              Category scores
-            </h2>
-            <BarChart
-              title="Category scores"
-              valueLabel="Score"
-              max={100}
-              data={(["dns", "ct", "certificates", "rdap", "coverage"] as const).map((k) => ({
-                label: CATEGORY_LABELS[k],
-                value: o.category_scores?.[k] ?? 0,
-                tone: scoreTone(o.category_scores?.[k] ?? 0),
-              }))}
-            />
+            <h2 id="cat-h">Category scores</h2>
+            <CategoryScores o={o} />
           </section>
         </div>
       )}

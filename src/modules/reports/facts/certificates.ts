@@ -15,7 +15,8 @@ import { desc, eq, gte, lt, or, sql } from "drizzle-orm";
 import { certMonitors, certScans, certTargets } from "../../../db/schema/cert-watcher";
 import { LEGACY_PROTOCOLS, validityStatus } from "../../cert-watcher/indicators";
 import type { MonitoredAsset } from "../document";
-import { coverageOf, enabledAt, iso, type AuditScope, type ReaderPlan } from "./scope";
+import { sanitizeFailureMessage } from "../../../platform/collection";
+import { coverageOf, enabledAt, iso, recordFromLastCheck, type AuditScope, type ReaderPlan } from "./scope";
 import type { EndpointScan } from "./types";
 
 const scanColumns = {
@@ -60,7 +61,7 @@ function endpointScan(cn: string, port: number, ip: string, s: ScanRow, expiredN
     ip_address: ip,
     scanned_at: s.scannedAt!,
     has_error: s.hasError === true,
-    error: s.error ?? "",
+    error: sanitizeFailureMessage(s.error ?? ""),
     sha256: s.sha256,
     subject: s.subject,
     issuer: s.issuer,
@@ -73,11 +74,11 @@ function endpointScan(cn: string, port: number, ip: string, s: ScanRow, expiredN
 }
 
 /** The appendix line of one endpoint. */
-function assetOf(name: string, enabled: boolean, s: ScanRow | null, now: Date): MonitoredAsset {
-  const base = { module: "cert-watcher" as const, asset: name, last_collected_at: s?.scannedAt ?? null };
+function assetOf(name: string, enabled: boolean, s: ScanRow | null, collectedAt: string | null, now: Date): MonitoredAsset {
+  const base = { module: "cert-watcher" as const, asset: name, last_collected_at: collectedAt };
   if (!enabled) return { ...base, status: "paused", state: "Paused", detail: "target or monitor disabled" };
   if (!s?.scannedAt) return { ...base, status: "pending", state: "Not yet scanned", detail: "" };
-  if (s.hasError) return { ...base, status: "problem", state: "Scan failed", detail: s.error ?? "" };
+  if (s.hasError) return { ...base, status: "problem", state: "Scan failed", detail: sanitizeFailureMessage(s.error ?? "") };
   const validity = validityStatus(null, s.notAfter, now);
   const legacy = (s.protocols ?? []).filter((p) => LEGACY_PROTOCOLS.includes(p));
   const problems = [
@@ -107,6 +108,8 @@ type TargetRow = ScanRow & {
   port: number;
   monitorEnabled: boolean;
   monitorUpdatedAt: string;
+  /** Newest scan without error at or before asOf. */
+  collectedAt: string | null;
   /** Newest scan at or before the period's end (a report only). */
   scannedByEnd?: string | null;
 };
@@ -130,9 +133,14 @@ export function readCertificates(scope: AuditScope): ReaderPlan<{ endpoint_scans
         monitorEnabled: sql`${certMonitors.enabled}`.mapWith(Boolean).as("monitor_enabled"),
         monitorUpdatedAt: certMonitors.updatedAt,
         ...scanColumns,
-        // A report judges freshness at the period's end: the target's newest scan by then
-        // (scans are all stored: a walk back from the end in cert_scans_monitor_time_idx;
-        // qualified by hand, as drizzle writes bare column names inside `sql`).
+        // Freshness counts a scan that collected a certificate (one that failed to
+        // connect collected nothing): the target's newest scan without error at asOf
+        // (scans are all stored: a walk back from asOf in cert_scans_monitor_time_idx;
+        // qualified by hand, as drizzle writes bare column names inside `sql`), and a
+        // report also needs its newest attempt by the period's end.
+        collectedAt: sql<string | null>`(SELECT s.scanned_at FROM cert_scans s
+          WHERE s.monitor_id = cert_targets.monitor_id AND s.target_id = cert_targets.id AND s.scanned_at <= ${iso(asOf)} AND s.has_error = 0
+          ORDER BY s.scanned_at DESC LIMIT 1)`.as("collected_at"),
         ...(period
           ? {
               scannedByEnd: sql<string | null>`(SELECT s.scanned_at FROM cert_scans s
@@ -186,11 +194,17 @@ export function readCertificates(scope: AuditScope): ReaderPlan<{ endpoint_scans
           // A target has no change time of its own: its monitor's says whether the pair changed since asOf.
           enabled: r.targetEnabled && enabledAt(scope, { enabled: r.monitorEnabled, createdAt: r.createdAt, updatedAt: r.monitorUpdatedAt }),
           createdAt: r.createdAt,
-          lastCollectedAt: period ? (r.scannedByEnd ?? null) : r.lastScanAt,
+          collection: recordFromLastCheck({
+            lastAttemptAt: period ? (r.scannedByEnd ?? null) : r.lastScanAt,
+            lastSuccessAt: r.collectedAt,
+            failed: r.hasError === true,
+            failure: r.error,
+            target: { host: r.ip, port: r.port, what: `TLS scan of ${endpointName(r.cn, r.port, r.ip)}` },
+          }),
         })),
       );
       const assets = scope.withAssets
-        ? targets.map((r) => assetOf(endpointName(r.cn, r.port, r.ip), r.targetEnabled && r.monitorEnabled, r.scannedAt ? r : null, now))
+        ? targets.map((r) => assetOf(endpointName(r.cn, r.port, r.ip), r.targetEnabled && r.monitorEnabled, r.scannedAt ? r : null, r.scannedAt && !r.hasError ? r.scannedAt : r.collectedAt, now))
         : [];
       return { facts: { endpoint_scans }, coverage, assets };
     },

@@ -8,15 +8,17 @@
  * Assets are the organization's filters. Freshness: CT entries are read for every
  * organization at once by one cursor per monitored log, so the module's data is as
  * fresh as the cursors' real progress (ct_log_states, written at the end of every run
- * and at every verified batch; see ctLogCollectedThrough): one coverage item per
- * monitored log of the log list in use, so a stuck cursor shows by name.
+ * and at every verified batch; see ctLogCollectedThrough). The category is assessed on
+ * the monitored logs of the log list in use (shared sources): "Monitoring data stale"
+ * sums them up in one line, and a report's appendix lists each with its state.
  */
 import { count, eq, gte, isNull, max, or, sql } from "drizzle-orm";
 import { ctFilters, ctLogListCache, ctLogStates, ctMatchFilters, ctMatches, ctMatchOccurrences } from "../../../db/schema/ct-log";
 import { MONITORED_STATES } from "../../ct-log/loglist";
 import type { MonitoredAsset } from "../document";
+import { classifyFailure, collectedWithin, collectionState, NEVER_COLLECTED, type CollectionRecord } from "../../../platform/collection";
 import { coverageOf, enabledAt, iso, jsonArray, num, rawSelect, type AuditScope, type ReaderPlan } from "./scope";
-import type { AuditFacts, CaaViolationFact } from "./types";
+import type { AuditFacts, CaaViolationFact, ModuleCoverage } from "./types";
 
 /** Matches are kept 30 days (docs/decisions.md#ct-filters-and-matches); the appendix counts them over that window. */
 const MATCH_WINDOW_MS = 30 * 86_400_000;
@@ -55,6 +57,41 @@ export function ctLogCollectedThrough(s: CursorProgress | null): string | null {
   return later(s.verifiedTreeHeadAt, s.lastEntryAt);
 }
 
+/** The coverage item standing for the missing log list: with filters and no log monitored, nothing is read for them. */
+export const NO_LOG_MONITORED = "no CT log monitored (the log list in use has none)";
+
+/**
+ * A log's collection record as its cursor publishes it: collected up to
+ * ctLogCollectedThrough, failing after consecutive failed runs with the last error
+ * (classified here: the cursor stores the exception's text). When the run of failures
+ * began is not stored.
+ */
+function logRecord(l: LogRow): CollectionRecord {
+  const lastSuccessAt = ctLogCollectedThrough({
+    verifiedPosition: l.verified_position,
+    treeSize: l.tree_size,
+    verifiedTreeHeadAt: l.verified_tree_head_at,
+    lastEntryAt: l.last_entry_at,
+    lastRunAt: l.last_run_at,
+    consecutiveFailures: num(l.consecutive_failures),
+  });
+  const failures = num(l.consecutive_failures);
+  if (!failures) return { ...NEVER_COLLECTED, lastAttemptAt: l.last_run_at, lastSuccessAt };
+  const error = classifyFailure(new Error(l.last_error || "failed"), { url: l.read_url ?? undefined, what: `reading ${l.log ?? "the CT log"}` });
+  return { ...NEVER_COLLECTED, lastAttemptAt: l.last_run_at, lastSuccessAt, consecutiveFailures: failures, errorClass: error.class, errorMessage: error.message };
+}
+
+/** A log's line in the report's appendix of shared sources. */
+function logAsset(l: LogRow, windowSeconds: number, now: Date): MonitoredAsset {
+  const record = logRecord(l);
+  const base = { module: "ct-log" as const, asset: l.log ?? "CT log", last_collected_at: record.lastSuccessAt };
+  const progress = l.verified_position === null ? "nothing verified yet" : `${l.verified_position} of ${l.tree_size ?? "?"} entries verified`;
+  if (record.errorMessage) return { ...base, status: "problem", state: collectionState(record) === "failing" ? "Failing" : "Last read failed", detail: record.errorMessage };
+  if (!record.lastSuccessAt) return { ...base, status: "pending", state: "Not read yet", detail: progress };
+  if (!collectedWithin(record, now, windowSeconds)) return { ...base, status: "attention", state: "Behind", detail: progress };
+  return { ...base, status: "ok", state: "Read", detail: progress };
+}
+
 interface ViolationRow {
   names: string;
   sha256: string;
@@ -66,6 +103,7 @@ interface ViolationRow {
 
 interface LogRow {
   log: string | null;
+  read_url: string | null;
   verified_position: number | null;
   tree_size: number | null;
   verified_tree_head_at: string | null;
@@ -126,7 +164,7 @@ export function readCt(scope: AuditScope): ReaderPlan<{ caa_violations: CaaViola
       .orderBy(ctFilters.pattern),
     // Service-wide (every organization's entries come through these cursors): each
     // monitored log of the log list in use, with its cursor's published state.
-    rawSelect<LogRow>(db, ["log", "verified_position", "tree_size", "verified_tree_head_at", "last_entry_at", "last_run_at", "consecutive_failures", "last_error"], sql`SELECT json_extract(l.value, '$.description') AS log, s.verified_position, s.tree_size, s.verified_tree_head_at,
+    rawSelect<LogRow>(db, ["log", "read_url", "verified_position", "tree_size", "verified_tree_head_at", "last_entry_at", "last_run_at", "consecutive_failures", "last_error"], sql`SELECT json_extract(l.value, '$.description') AS log, json_extract(l.value, '$.readUrl') AS read_url, s.verified_position, s.tree_size, s.verified_tree_head_at,
         s.last_entry_at, s.last_run_at, s.consecutive_failures, s.last_error
       FROM ${ctLogListCache} c, json_each(c.list, '$.logs') l
       LEFT JOIN ${ctLogStates} s ON s.log_id = json_extract(l.value, '$.logId')
@@ -166,30 +204,33 @@ export function readCt(scope: AuditScope): ReaderPlan<{ caa_violations: CaaViola
 
       const configured = filters.filter((f) => f.createdAt <= iso(asOf));
       const enabled = configured.filter((f) => enabledAt(scope, f));
-      // One item per monitored log, shared by every enabled filter; none monitored is itself a gap.
+      // The category is assessed on the monitored logs, shared by every enabled filter
+      // (each log counts from the oldest filter's creation); none monitored is itself a gap.
       const since = enabled.reduce((oldest, f) => (f.createdAt < oldest ? f.createdAt : oldest), iso(asOf));
-      const items = logs.length
-        ? logs.map((l) => ({
-            asset: l.consecutive_failures ? `${l.log ?? "CT log"} (failing: ${(l.last_error ?? "error").slice(0, 120)})` : (l.log ?? "CT log"),
-            enabled: true,
-            createdAt: since,
-            lastCollectedAt: ctLogCollectedThrough({
-              verifiedPosition: l.verified_position,
-              treeSize: l.tree_size,
-              verifiedTreeHeadAt: l.verified_tree_head_at,
-              lastEntryAt: l.last_entry_at,
-              lastRunAt: l.last_run_at,
-              consecutiveFailures: num(l.consecutive_failures),
-            }),
-          }))
-        : [{ asset: "no CT log monitored (log list not loaded)", enabled: true, createdAt: since, lastCollectedAt: null }];
-      const coverage = { ...coverageOf("ct-log", scope, enabled.length ? items : []), configured_assets: configured.length, enabled_assets: enabled.length };
+      const logItems = logs.map((l) => ({ asset: l.log ?? "CT log", enabled: true, createdAt: since, collection: logRecord(l) }));
+      const coverage: ModuleCoverage = {
+        ...coverageOf("ct-log", scope, enabled.length ? logItems : [], "shared"),
+        configured_assets: configured.length,
+        enabled_assets: enabled.length,
+      };
+      if (enabled.length && !logs.length) {
+        coverage.uncollected.push({
+          asset: NO_LOG_MONITORED,
+          state: "pending",
+          last_collected_at: null,
+          failing_since: null,
+          error: null,
+          stale: since < new Date(asOf.getTime() - coverage.expected_window_seconds * 1000).toISOString(),
+        });
+      }
 
       let assets: MonitoredAsset[] = [];
+      let sources: MonitoredAsset[] = [];
       if (scope.withAssets) {
+        sources = logs.map((l) => logAsset(l, coverage.expected_window_seconds, now));
         // A filter's data is as fresh as the slowest log's.
-        const progress = items.map((i) => i.lastCollectedAt);
-        const collected = progress.includes(null) ? null : (progress as string[]).reduce((a, b) => (a < b ? a : b));
+        const progress = logItems.map((i) => i.collection.lastSuccessAt);
+        const collected = progress.length === 0 || progress.includes(null) ? null : (progress as string[]).reduce((a, b) => (a < b ? a : b));
         const stats = new Map((perFilter ?? []).map((s) => [s.filterId, s]));
         const violationsByName = new Set(caa_violations.flatMap((v) => v.names));
         assets = filters
@@ -205,7 +246,7 @@ export function readCt(scope: AuditScope): ReaderPlan<{ caa_violations: CaaViola
             return { ...base, status: "ok", state: "Watching", detail };
           });
       }
-      return { facts: { caa_violations }, counts, coverage, assets };
+      return { facts: { caa_violations }, counts, coverage, assets, sources };
     },
   };
 }

@@ -18,7 +18,8 @@ import { dnsChangeFacts, dnsDomains, type DnsFactKind } from "../../../db/schema
 import type { MonitoredAsset } from "../document";
 import type { RuleId } from "../rules";
 import { DNS_KIND_RULES } from "../scoring";
-import { coverageOf, enabledAt, iso, jsonArray, rawSelect, type AuditScope, type ModuleReading, type ReaderPlan } from "./scope";
+import { sanitizeFailureMessage } from "../../../platform/collection";
+import { coverageOf, enabledAt, iso, jsonArray, rawSelect, recordFromLastCheck, type AuditScope, type ModuleReading, type ReaderPlan } from "./scope";
 import type { AuditFacts, DnsChangeFact, DnsFacts } from "./types";
 
 interface ChangeRow {
@@ -103,10 +104,18 @@ function dnsReading(scope: AuditScope, domains: DomainRow[], changes: ChangeRow[
   const dnssec_failing =
     scope.mode === "live" ? domains.filter((d) => d.enabled && d.dnssecStatus === "bogus").map((d) => ({ domain: d.domain, checked_at: d.lastCheckedAt })) : [];
 
+  const collection = (d: DomainRow) =>
+    recordFromLastCheck({
+      lastAttemptAt: d.lastCheckedAt,
+      lastSuccessAt: d.lastSuccessAt,
+      failed: d.lastCheckStatus === "error",
+      failure: d.lastCheckDetail,
+      target: { what: `DNS lookup of ${d.domain}` },
+    });
   const coverage = coverageOf(
     "dns-watcher",
     scope,
-    domains.map((d) => ({ asset: d.domain, enabled: enabledAt(scope, d), createdAt: d.createdAt, lastCollectedAt: d.lastSuccessAt })),
+    domains.map((d) => ({ asset: d.domain, enabled: enabledAt(scope, d), createdAt: d.createdAt, collection: collection(d) })),
   );
   const changed = new Set(dnsChanges.map((c) => c.domain));
   const assets: MonitoredAsset[] = scope.withAssets
@@ -115,10 +124,10 @@ function dnsReading(scope: AuditScope, domains: DomainRow[], changes: ChangeRow[
         const detail = `DNSSEC ${d.dnssecStatus}`;
         if (!d.enabled) return { ...base, status: "paused", state: "Paused", detail };
         if (!d.lastCheckedAt) return { ...base, status: "pending", state: "Not yet resolved", detail: "" };
-        if (d.lastCheckStatus === "error") return { ...base, status: "problem", state: "Lookups failing", detail: d.lastCheckDetail ?? detail };
+        if (d.lastCheckStatus === "error") return { ...base, status: "problem", state: "Lookups failing", detail: collection(d).errorMessage ?? detail };
         if (d.dnssecStatus === "bogus") return { ...base, status: "problem", state: "DNSSEC failing", detail };
         if (changed.has(d.domain)) return { ...base, status: "attention", state: "Changed", detail };
-        if (d.lastCheckStatus === "partial") return { ...base, status: "attention", state: "Some lookups failing", detail: d.lastCheckDetail ?? detail };
+        if (d.lastCheckStatus === "partial") return { ...base, status: "attention", state: "Some lookups failing", detail: sanitizeFailureMessage(d.lastCheckDetail ?? detail) };
         return { ...base, status: "ok", state: "Resolved", detail };
       })
     : [];

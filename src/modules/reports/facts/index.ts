@@ -23,6 +23,8 @@ export interface AuditReading {
   facts: AuditFacts;
   /** Every monitored asset with its state (when the scope asks for them). */
   assets: MonitoredAsset[];
+  /** The shared sources the assets rely on (the CT logs), each with its state (when the scope asks for assets). */
+  shared_sources: MonitoredAsset[];
   /** D1 statements the reading sent (in one batch). */
   statements: number;
 }
@@ -55,6 +57,7 @@ export async function readAudit(scope: AuditScope): Promise<AuditReading> {
       counts: Object.assign({}, ...readings.map((r) => r.counts ?? {})),
     },
     assets: readings.flatMap((r) => r.assets),
+    shared_sources: readings.flatMap((r) => r.sources ?? []),
     statements: all.length,
   };
 }

@@ -13,12 +13,13 @@
  * and reaches the facts through their (monitor_id, observed_at) index.
  */
 import { sql } from "drizzle-orm";
-import { rdapChangeFacts, rdapHistory, rdapMonitors, rdapSnapshots } from "../../../db/schema/rdap";
+import { rdapChangeFacts, rdapHistory, rdapMonitors, rdapSnapshots, type RdapCheckStatus } from "../../../db/schema/rdap";
+import type { CollectionErrorClass } from "../../../platform/collection";
 import { registrantOf, registrarOf, type RegistrantIdentity, type RegistrarIdentity } from "../../rdap/facts";
 import { nameserverNames, statusValues } from "../../rdap/rdap-json";
 import type { MonitoredAsset } from "../document";
 import { EXPIRY_WARNING_DAYS, type RuleId } from "../rules";
-import { coverageOf, enabledAt, iso, num, rawSelect, type AuditScope, type ReaderPlan } from "./scope";
+import { coverageOf, enabledAt, iso, num, rawSelect, recordFromLastCheck, type AuditScope, type ReaderPlan } from "./scope";
 import type { AuditFacts, DomainExpiry, RdapChangeFact } from "./types";
 
 const DAY_MS = 86_400_000;
@@ -72,10 +73,20 @@ interface MonitorRow {
   updatedAt: string;
   lastCheckedAt: string | null;
   lastSuccessAt: string | null;
-  lastCheckStatus: string | null;
+  lastCheckStatus: RdapCheckStatus | null;
   lastCheckDetail: string | null;
   expiration: string | null;
 }
+
+/** The class of each failed check status (its stored detail says the rest). */
+const RDAP_STATUS_CLASS: Record<Exclude<RdapCheckStatus, "success">, CollectionErrorClass> = {
+  not_found: "http_status",
+  rate_limited: "rate_limited",
+  server_error: "http_status",
+  timeout: "timeout",
+  invalid_response: "protocol",
+  no_rdap_server: "protocol",
+};
 
 const OWNERSHIP = sql`(f.registrar_changed = 1 OR f.registrant_changed = 1)`;
 const NAMESERVER_OR_STATUS = sql`(f.nameservers_changed = 1 OR f.status_changed = 1)`;
@@ -162,10 +173,19 @@ export function readRdap(scope: AuditScope): ReaderPlan<{ rdap_changes: RdapChan
         .filter((m) => enabled(m) && m.expiration !== null && Date.parse(m.expiration) <= horizon)
         .map((m) => ({ domain: m.domain, expires_at: m.expiration! }));
 
+      const collection = (m: MonitorRow) =>
+        recordFromLastCheck({
+          lastAttemptAt: m.lastCheckedAt,
+          lastSuccessAt: m.lastSuccessAt,
+          failed: m.lastCheckedAt !== null && m.lastCheckStatus !== "success",
+          failure: m.lastCheckDetail ?? m.lastCheckStatus?.replace(/_/g, " ") ?? null,
+          target: { what: `RDAP lookup of ${m.domain}` },
+          knownClass: m.lastCheckStatus && m.lastCheckStatus !== "success" ? RDAP_STATUS_CLASS[m.lastCheckStatus] : undefined,
+        });
       const coverage = coverageOf(
         "rdap",
         scope,
-        monitors.map((m) => ({ asset: m.domain, enabled: enabled(m), createdAt: m.createdAt, lastCollectedAt: m.lastSuccessAt })),
+        monitors.map((m) => ({ asset: m.domain, enabled: enabled(m), createdAt: m.createdAt, collection: collection(m) })),
       );
 
       // The appendix: each monitor's state at generation, its expiry as the rule judged it.
@@ -177,7 +197,7 @@ export function readRdap(scope: AuditScope): ReaderPlan<{ rdap_changes: RdapChan
             if (!m.enabled) return { ...base, status: "paused", state: "Paused", detail: expiry };
             if (!m.lastCheckedAt) return { ...base, status: "pending", state: "Not yet checked", detail: "" };
             if (m.lastCheckStatus !== "success") {
-              return { ...base, status: "problem", state: `Check ${m.lastCheckStatus?.replace(/_/g, " ") ?? "failed"}`, detail: m.lastCheckDetail ?? "" };
+              return { ...base, status: "problem", state: `Check ${m.lastCheckStatus?.replace(/_/g, " ") ?? "failed"}`, detail: collection(m).errorMessage ?? "" };
             }
             if (m.expiration && Date.parse(m.expiration) <= horizon) return { ...base, status: "problem", state: "Expiring", detail: expiry };
             if (changedDomains.has(m.domain)) return { ...base, status: "attention", state: "Changed", detail: expiry };

@@ -15,11 +15,12 @@
  *        yet deleted) and was enabled then; pausing keeps no history, so the current
  *        flag is used unless the asset was changed after the end (then it counts as
  *        enabled: nothing stored says it was not);
- *      - freshness: an asset is stale when its newest collection at or before the end
- *        is older than its module's window. Certificate scans are all stored, so that
- *        is exact; RDAP, DNS and CT store only their newest collection: when it is
- *        after the end, the newest one before it is not known and the asset is not
- *        counted (a report states staleness only where what is stored proves it).
+ *      - freshness (and so each category's status): an asset is collected when its
+ *        newest successful collection at or before the end is within its module's
+ *        window. Certificate scans are all stored, so that is exact; RDAP, DNS and CT
+ *        store only their newest collection: when it is after the end, the newest one
+ *        before it is not known and the asset counts as collected (a report states
+ *        staleness only where what is stored proves it).
  *
  * Each module's reader is a plan: the statements it needs (all independent of each
  * other, so facts/index.ts sends every module's statements in ONE D1 batch) and the
@@ -33,7 +34,17 @@ import type { MonitoringModule } from "../../../platform/permissions";
 import type { Tenant } from "../../../platform/tenant";
 import type { MonitoredAsset } from "../document";
 import { expectedCollectionWindowSeconds } from "../freshness";
-import type { AuditFacts, ModuleCoverage, StaleAsset } from "./types";
+import {
+  classifyFailure,
+  collectedWithin,
+  collectionState,
+  NEVER_COLLECTED,
+  sanitizeFailureMessage,
+  type CollectionErrorClass,
+  type CollectionRecord,
+  type FailureTarget,
+} from "../../../platform/collection";
+import type { AuditFacts, CollectionSources, ModuleCoverage, UncollectedAsset } from "./types";
 
 export type ScheduleConfig = Pick<Config, "rdapCheckIntervalSeconds" | "dnsCheckIntervalSeconds" | "scanIntervalSeconds">;
 
@@ -61,6 +72,8 @@ export interface ModuleReading<F> {
   coverage: ModuleCoverage;
   /** Empty unless the scope asks for assets. */
   assets: MonitoredAsset[];
+  /** Sources shared with other organizations that the module's assets rely on (CT logs), when the scope asks for assets. */
+  sources?: MonitoredAsset[];
 }
 
 /** A module's reader: its statements (sent in the audit's one batch) and what it makes of their results. */
@@ -79,14 +92,18 @@ export function rawSelect<R extends object>(db: Db, columns: readonly (keyof R &
   return db.select(fields).from(sql`(${query})`);
 }
 
-/** An asset as the coverage rules see it. */
+/** An asset as the coverage rules and the category status see it. */
 export interface CoverageItem {
   asset: string;
   /** Enabled at `asOf` (enabledAt). */
   enabled: boolean;
   createdAt: string;
-  /** Newest collection stored (in a report it may be after `asOf`: see the header). */
-  lastCollectedAt: string | null;
+  /**
+   * Its collection record (platform/collection): `lastSuccessAt` is the newest data
+   * actually collected (a failed attempt does not count); in a report it may be after
+   * `asOf` (see the header).
+   */
+  collection: CollectionRecord;
 }
 
 /**
@@ -102,22 +119,80 @@ export function enabledAt(scope: Pick<AuditScope, "mode" | "asOf">, a: { enabled
 }
 
 /**
- * Enabled assets, and those whose newest data at `asOf` is older than the module's
- * window. An asset never collected is stale once it has existed for a whole window (a
- * new one is only pending); one whose data at `asOf` is not known is not counted.
+ * How a module's enabled assets stand at the scope's `asOf`: how many were collected
+ * within the module's window, and each of the others with its collection state. An
+ * asset never collected is stale once it has existed for a whole window (a newer one is
+ * pending: it keeps the category from being assessed, but "Monitoring data stale" does
+ * not count it). In a report, an asset collected again after the period's end counts as
+ * collected (what it had at the end is not stored: nothing proves it was not), and a
+ * failure is shown only if it began by the end.
  */
-export function coverageOf(module: MonitoringModule, scope: Pick<AuditScope, "config" | "asOf">, items: CoverageItem[]): ModuleCoverage {
+export function coverageOf(
+  module: MonitoringModule,
+  scope: Pick<AuditScope, "config" | "asOf" | "mode">,
+  items: CoverageItem[],
+  sources: CollectionSources = "own",
+): ModuleCoverage {
   const window = expectedCollectionWindowSeconds(module, scope.config);
   const asOf = iso(scope.asOf);
   const staleBefore = new Date(scope.asOf.getTime() - window * 1000).toISOString();
   const enabled = items.filter((i) => i.enabled);
-  const stale: StaleAsset[] = enabled
-    // Collected after asOf (a report): what it had at asOf is not stored, so it is not proven stale.
-    .filter((i) => i.lastCollectedAt === null || i.lastCollectedAt <= asOf)
-    .filter((i) => (i.lastCollectedAt === null ? i.createdAt < staleBefore : i.lastCollectedAt < staleBefore))
-    .map((i) => ({ asset: i.asset, last_collected_at: i.lastCollectedAt }));
+  const uncollected: UncollectedAsset[] = [];
+  for (const i of enabled) {
+    const c = i.collection;
+    if (c.lastSuccessAt !== null && (c.lastSuccessAt > asOf || collectedWithin(c, scope.asOf, window))) continue;
+    const failedByEnd = c.errorClass !== null && c.errorMessage !== null && (scope.mode === "live" || (c.failingSince ?? c.lastAttemptAt ?? "") <= asOf);
+    uncollected.push({
+      asset: i.asset,
+      state: collectionState(c),
+      last_collected_at: c.lastSuccessAt,
+      failing_since: failedByEnd ? c.failingSince : null,
+      error: failedByEnd ? { class: c.errorClass!, message: sanitizeFailureMessage(c.errorMessage!) } : null,
+      stale: (c.lastSuccessAt ?? i.createdAt) < staleBefore,
+    });
+  }
+  uncollected.sort((a, b) => (a.asset < b.asset ? -1 : a.asset > b.asset ? 1 : 0));
   const configured = items.filter((i) => i.createdAt <= asOf).length;
-  return { module, configured_assets: configured, enabled_assets: enabled.length, expected_window_seconds: window, stale };
+  return {
+    module,
+    configured_assets: configured,
+    enabled_assets: enabled.length,
+    expected_window_seconds: window,
+    sources,
+    expected: enabled.length,
+    collected: enabled.length - uncollected.length,
+    uncollected,
+  };
+}
+
+/**
+ * A collection record from the columns a module kept before it recorded collection
+ * state: the last attempt, the last success and the last failure's stored text, which
+ * is classified here (the runtime's opaque text never goes further). A failure run's
+ * start and length are not known from them: one failure is assumed, since when is not said.
+ */
+export function recordFromLastCheck(c: {
+  lastAttemptAt: string | null;
+  lastSuccessAt: string | null;
+  /** The latest attempt failed (its stored text below). */
+  failed: boolean;
+  failure: string | null;
+  /** Where the attempt went, for the classifier's message. */
+  target: FailureTarget;
+  /** The class the stored status says, for a text the classifier does not recognise. */
+  knownClass?: CollectionErrorClass;
+}): CollectionRecord {
+  if (!c.failed) return { ...NEVER_COLLECTED, lastAttemptAt: c.lastAttemptAt, lastSuccessAt: c.lastSuccessAt };
+  const classified = classifyFailure(new Error(c.failure || "failed"), c.target);
+  const error = classified.class === "internal" && c.knownClass ? { ...classified, class: c.knownClass } : classified;
+  return {
+    ...NEVER_COLLECTED,
+    lastAttemptAt: c.lastAttemptAt,
+    lastSuccessAt: c.lastSuccessAt,
+    consecutiveFailures: 1,
+    errorClass: error.class,
+    errorMessage: error.message,
+  };
 }
 
 export const iso = (d: Date) => d.toISOString();

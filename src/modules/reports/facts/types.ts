@@ -8,6 +8,7 @@
  * they are read (facts/scope.ts): the state now for the live overview; for a weekly
  * report every scan inside the window, and the rest at the period's end.
  */
+import type { CollectionError, CollectionState } from "../../../platform/collection";
 import type { MonitoringModule } from "../../../platform/permissions";
 
 import type { DnsFactKind } from "../../../db/schema/dns-watcher";
@@ -85,12 +86,35 @@ export interface DomainExpiry {
   expires_at: string;
 }
 
-/** A monitored asset whose newest data is older than its module's expected collection window. */
-export interface StaleAsset {
+/**
+ * An enabled asset (or, for CT, a monitored log) that was NOT collected within its
+ * module's expected window before `as_of`, with its collection state in the shared
+ * vocabulary (platform/collection): what the category status and "Monitoring data
+ * stale" say about it.
+ */
+export interface UncollectedAsset {
   asset: string;
+  /** ok (collected before, no failure run: nothing was attempted in time), failing, pending (never collected). */
+  state: CollectionState;
   /** Newest collection (null: never collected). */
   last_collected_at: string | null;
+  /** First failed attempt of the current run of failures; null when not failing or not known. */
+  failing_since: string | null;
+  /** The latest attempt's failure (classified, in words), null when none is known. */
+  error: CollectionError | null;
+  /**
+   * It has existed for a whole window, so "Monitoring data stale" counts it; a newer one
+   * never collected is only pending (it still keeps its category from being assessed).
+   */
+  stale: boolean;
 }
+
+/**
+ * Whose collections a module's category is assessed on: the organization's own enabled
+ * assets (domains, endpoints), or, for CT, the logs every organization's filters rely on
+ * (read once for all by one cursor per log).
+ */
+export type CollectionSources = "own" | "shared";
 
 export interface ModuleCoverage {
   module: MonitoringModule;
@@ -103,7 +127,17 @@ export interface ModuleCoverage {
   enabled_assets: number;
   /** Seconds: data older than this is stale (freshness.ts). */
   expected_window_seconds: number;
-  stale: StaleAsset[];
+  sources: CollectionSources;
+  /**
+   * What must be collected within the window for the category to be assessed: the
+   * enabled assets (own), or the monitored CT logs when a filter is enabled (shared);
+   * 0 when the module has no enabled asset.
+   */
+  expected: number;
+  /** Of them, collected within the window before `as_of`. */
+  collected: number;
+  /** The others, with their collection state, in the order to show them. */
+  uncollected: UncollectedAsset[];
 }
 
 export interface AuditFacts {

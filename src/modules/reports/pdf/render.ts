@@ -13,7 +13,12 @@
  *   3. Methodology: weights, grades, rounding, collection windows, every rule
  *      evaluated and whether it fired.
  *   4. Appendix A: every monitored asset with its state at generation time (its RDAP
- *      expiry as the findings judged it, at the period's end).
+ *      expiry as the findings judged it, at the period's end); Appendix B: the CT logs
+ *      the filters rely on, each with its state.
+ * A provisional result (a category partly or not assessed: category-status.ts) says so
+ * on the cover beside a muted grade, draws no bar for a category not assessed, and
+ * lists what each score rests on in the methodology. A preview (the week so far, not
+ * stored) is marked on every page.
  * Every page after the cover has a running header; every page a footer with
  * "Page n of N". Blocks that must stay together (an evidence item, a table row,
  * a heading with its first line) move to the next page whole.
@@ -23,7 +28,8 @@ import fontkit from "@pdf-lib/fontkit";
 import { PDFDocument, PDFHexString, rgb, type PDFFont, type PDFPage, type RGB } from "pdf-lib";
 import { CATEGORIES, FRAMEWORKS, AUDIT_RULES, GRADES, MODULE_LABELS, REFERENCES, SEVERITIES, type Grade, type Severity } from "../rules";
 import type { AssetStatus, MonitoredAsset, ReportDocument } from "../document";
-import { gradeOf, type Evidence, type Finding } from "../scoring";
+import { provisionalNote, unassessedCategories, type CategoryStatus, type CategoryStatusValue } from "../category-status";
+import { gradeOf, limitEvidence, type Evidence, type Finding } from "../scoring";
 import { formatDuration } from "../freshness";
 import type { MonitoringModule } from "../../../platform/permissions";
 import * as fontData from "./fonts/fonts.generated";
@@ -56,6 +62,8 @@ const SEVERITY_COLOR: Record<Severity, { fg: RGB; bg: RGB }> = {
   medium: { fg: hex("9A6700"), bg: hex("FFF9E6") },
 };
 const GRADE_COLOR: Record<Grade, RGB> = { A: hex("17803D"), B: hex("4D7C0F"), C: hex("9A6700"), D: hex("C2410C"), F: hex("B42318") };
+/** Preview and provisional marks: what is shown is not the final word. */
+const PREVIEW_COLOR = hex("B54708");
 const STATUS_COLOR: Record<AssetStatus, RGB> = {
   problem: SEVERITY_COLOR.critical.fg,
   attention: SEVERITY_COLOR.high.fg,
@@ -353,6 +361,35 @@ function subHeading(w: Writer, title: string, note?: string): void {
 const severityCounts = (findings: Finding[]) => SEVERITIES.map((s) => ({ severity: s, count: findings.filter((f) => f.severity === s).length }));
 const categoryLabel = (id: string) => CATEGORIES.find((c) => c.id === id)?.label ?? id;
 
+const STATUS_WORDS: Record<CategoryStatusValue, string> = { assessed: "Assessed", partial: "Partly assessed", blind: "Not assessed", no_assets: "No assets" };
+
+/**
+ * The cover's warning that the grade rests on less than every category: which
+ * categories could not (fully) be assessed and why.
+ */
+function provisionalNotice(w: Writer, status: CategoryStatus): void {
+  const f = w.f;
+  const x = MARGIN.left + 14;
+  const width = CONTENT_W - 28;
+  const body = { font: f.regular, size: 8.5, color: COLOR.ink };
+  const lines = unassessedCategories(status).flatMap((id) =>
+    w.lines(`${CATEGORIES.find((c) => c.id === id)!.label} ${status[id].status === "blind" ? "not assessed" : "partly assessed"}: ${status[id].reason}`, body, width),
+  );
+  const shown = lines.slice(0, 8);
+  const height = 34 + shown.length * w.lineHeight(body) + 8;
+  const top = w.y;
+  w.rect(MARGIN.left, top, CONTENT_W, height, SEVERITY_COLOR.high.bg, 5);
+  w.rect(MARGIN.left, top, 4, height, PREVIEW_COLOR);
+  w.text(`Provisional grade: ${provisionalNote(status)}`, x, top + 9, { font: f.bold, size: 10, color: PREVIEW_COLOR });
+  w.text("The score counts what could not be looked at as clean; the methodology lists what each category rests on.", x, top + 23, { font: f.regular, size: 7.8, color: COLOR.muted });
+  let y = top + 36;
+  for (const line of shown) {
+    w.text(line, x, y, body);
+    y += w.lineHeight(body);
+  }
+  w.y = top + height + 14;
+}
+
 function cover(w: Writer, d: ReportDocument): void {
   w.addPage(false);
   const f = w.f;
@@ -362,6 +399,7 @@ function cover(w: Writer, d: ReportDocument): void {
   const bandH = 228;
   w.rect(0, 0, PAGE_W, bandH, COLOR.navy);
   w.text("TRUST-PLANE", MARGIN.left, 50, { font: f.bold, size: 9.5, color: COLOR.navySoft });
+  if (d.preview) w.badge("Preview: this week so far, not a stored report", MARGIN.left + 84, 47.5, PREVIEW_COLOR, 7.5);
   w.text("Weekly Security Audit Report", MARGIN.left, 72, { font: f.bold, size: 25, color: COLOR.white });
   let y = 116;
   for (const line of w.lines(d.organization, { font: f.regular, size: 16 }, CONTENT_W).slice(0, 2)) {
@@ -384,8 +422,10 @@ function cover(w: Writer, d: ReportDocument): void {
 
   const gx = MARGIN.left + 222;
   w.text("GRADE", gx - 36, cardTop + 20, label, "center", 72);
-  w.circle(gx, cardTop + 68, 30, GRADE_COLOR[result.grade]);
+  // A provisional grade is drawn muted, never in the colour of a confirmed A.
+  w.circle(gx, cardTop + 68, 30, result.provisional ? COLOR.muted : GRADE_COLOR[result.grade]);
   w.text(result.grade, gx - 30, cardTop + 49, { font: f.bold, size: 32, color: COLOR.white }, "center", 60);
+  if (result.provisional) w.text("PROVISIONAL", gx - 40, cardTop + 101, { font: f.bold, size: 7.5, color: PREVIEW_COLOR }, "center", 80);
 
   const sx = MARGIN.left + 300;
   w.vline(sx - 18, cardTop + 18, cardTop + cardH - 18);
@@ -399,35 +439,60 @@ function cover(w: Writer, d: ReportDocument): void {
     sy += 15;
   }
 
-  // Category scores as a bar chart.
-  w.y = cardTop + cardH + 34;
+  w.y = cardTop + cardH + 22;
+  if (result.provisional && result.category_status) provisionalNotice(w, result.category_status);
+  else w.y += 12;
+
+  // Category scores as a bar chart; a category that could not be assessed gets no bar.
   subHeading(w, "Category scores", "each category starts at 100; fired rules subtract their impact");
   const labelW = 118;
   const valueW = 34;
   const trackX = MARGIN.left + labelW;
   const trackW = CONTENT_W - labelW - valueW;
-  const rowH = 27;
+  const rowH = 30;
   const chartTop = w.y + 4;
   for (const t of [0, 25, 50, 75, 100]) {
     const x = trackX + (trackW * t) / 100;
     w.vline(x, chartTop - 4, chartTop + rowH * CATEGORIES.length, COLOR.rule, 0.5);
     w.text(String(t), x - 10, chartTop + rowH * CATEGORIES.length + 4, { font: f.regular, size: 7.5, color: COLOR.faint }, "center", 20);
   }
+  const note = { font: f.regular, size: 7.3, color: COLOR.muted };
   CATEGORIES.forEach((c, i) => {
     const top = chartTop + i * rowH;
     const score = result.category_scores[c.id];
+    const status = result.category_status?.[c.id];
     w.text(c.label, MARGIN.left, top + 1, { font: f.bold, size: 10, color: COLOR.ink });
     w.text(`weight ${c.weight}%`, MARGIN.left, top + 14, { font: f.regular, size: 7.5, color: COLOR.muted });
     w.rect(trackX, top + 4, trackW, 13, COLOR.track, 2);
-    if (score > 0) w.rect(trackX, top + 4, (trackW * score) / 100, 13, GRADE_COLOR[gradeOf(score)], 2);
-    w.text(String(score), trackX + trackW + 4, top + 3, { font: f.bold, size: 10.5, color: COLOR.ink }, "right", valueW - 4);
+    // Nothing to assess, but findings of it (a report's period saw scans of a target since removed): its score stands.
+    const plain = !status || status.status === "assessed" || status.status === "partial" || (status.status === "no_assets" && score < 100);
+    if (plain) {
+      if (score > 0) w.rect(trackX, top + 4, (trackW * score) / 100, 13, status?.status === "partial" ? COLOR.muted : GRADE_COLOR[gradeOf(score)], 2);
+      w.text(String(score), trackX + trackW + 4, top + 3, { font: f.bold, size: 10.5, color: COLOR.ink }, "right", valueW - 4);
+    } else {
+      const label = status.status === "blind" ? "NOT ASSESSED" : "NO ASSETS";
+      w.text(label, trackX + 6, top + 6.5, { font: f.bold, size: 7.5, color: status.status === "blind" ? PREVIEW_COLOR : COLOR.muted });
+      w.text("n/a", trackX + trackW + 4, top + 4, { font: f.regular, size: 9, color: COLOR.muted }, "right", valueW - 4);
+    }
+    if (status && status.status !== "assessed") {
+      const prefix = status.status === "partial" ? "Partly assessed: " : "";
+      const line = truncateText(w.clean(prefix + status.reason, note.font), trackW, (t) => w.width(t, note.font, note.size));
+      // On white, so the chart's grid lines do not run through the words.
+      w.rect(trackX, top + 18.5, w.width(line, note.font, note.size) + 2, 9.5, COLOR.white);
+      w.text(line, trackX, top + 19.5, note);
+    }
   });
   w.y = chartTop + rowH * CATEGORIES.length + 30;
 
   // Findings at a glance.
   subHeading(w, "Findings at a glance");
   if (n === 0) {
-    w.paragraph("No audit rule fired for this period: every category scores 100.", { font: f.regular, size: 9.5, color: COLOR.muted });
+    w.paragraph(
+      result.provisional
+        ? "No audit rule fired for this period on what could be assessed: see above for what could not."
+        : "No audit rule fired for this period: every category scores 100.",
+      { font: f.regular, size: 9.5, color: COLOR.muted },
+    );
     return;
   }
   table(
@@ -528,7 +593,7 @@ function findingBlock(w: Writer, x: Finding): void {
   w.ensure(16 + first);
   w.text("EVIDENCE", MARGIN.left + 14, w.y, { font: f.bold, size: 7.5, color: COLOR.muted });
   w.y += 14;
-  const shown = x.evidence.slice(0, PDF_EVIDENCE_LIMIT);
+  const shown = limitEvidence(x.evidence, PDF_EVIDENCE_LIMIT);
   for (const e of shown) drawEvidence(w, e, MARGIN.left + 30, CONTENT_W - 30);
   const more = Math.max(x.evidence_total, x.evidence.length) - shown.length;
   if (more > 0) {
@@ -563,11 +628,13 @@ function findingBlock(w: Writer, x: Finding): void {
 
 function findings(w: Writer, d: ReportDocument): void {
   if (d.result.findings.length === 0) return;
-  w.addPage();
+  // A cover that ran onto a second page (a provisional notice) is followed on that page.
+  if (w.pages.length > 1) w.y += 28;
+  else w.addPage();
   sectionHeading(
     w,
     "Findings",
-    "Each finding is an audit rule that fired for the reporting period, worst first. The evidence names every asset involved, newest observation first; references map the finding to SOC 2, ISO 27001 Annex A and the national framework (informational).",
+    "Each finding is an audit rule that fired for the reporting period, worst first. The evidence names every asset involved, newest observation first (for stale data: the organization's own assets by module, then the shared CT logs in one line); references map the finding to SOC 2, ISO 27001 Annex A and the national framework (informational).",
   );
   for (const x of d.result.findings) findingBlock(w, x);
 }
@@ -578,12 +645,17 @@ function methodology(w: Writer, d: ReportDocument): void {
   w.addPage();
   sectionHeading(w, "Methodology");
   w.paragraph(
-    `Every audit rule below is evaluated against what the monitoring modules recorded. Changes (DNS records, registration data, certificates in CT logs) count when observed within the reporting period ${formatUtc(d.period_start)} – ${formatUtc(d.period_end)}; a TLS endpoint counts when a scan in the period showed the condition. Domain expiry, module coverage and data freshness are judged at the end of the period from what was recorded by then, however late the report was generated: an asset counts when it existed and was enabled at the end; its data is stale when its newest collection by the end is older than the module's window (certificate scans are all kept; registration, DNS and CT data keep only their newest collection, so an asset collected again since the end is not counted stale). A DNSSEC failure counts when it was observed within the period.`,
+    `${d.preview ? `This is a preview: the week so far, up to ${formatUtc(d.period_end)}, audited as the stored report will be at the end of the week; it is not stored. ` : ""}Every audit rule below is evaluated against what the monitoring modules recorded. Changes (DNS records, registration data, certificates in CT logs) count when observed within the reporting period ${formatUtc(d.period_start)} – ${formatUtc(d.period_end)}; a TLS endpoint counts when a scan in the period showed the condition. Domain expiry, module coverage and data freshness are judged at the end of the period from what was recorded by then, however late the report was generated: an asset counts when it existed and was enabled at the end; its data is stale when its newest collection by the end is older than the module's window (certificate scans are all kept; registration, DNS and CT data keep only their newest collection, so an asset collected again since the end is not counted stale). A DNSSEC failure counts when it was observed within the period.`,
     body,
     { after: 6 },
   );
   w.paragraph(
     "Each category starts at 100 and loses the impact of every rule of it that fired (never below 0). The overall score is the weighted average of the five categories, rounded half up to an integer (89.5 becomes 90). The grade follows the overall score.",
+    body,
+    { after: 6 },
+  );
+  w.paragraph(
+    "A score says nothing is wrong only about what was looked at. A category is assessed when every enabled asset of it was collected within its module's expected window before the end of the period (CT: every monitored CT log the filters rely on was read); partly assessed when some were; not assessed when none was. A category not assessed still scores by the same formula, so the grade is then provisional.",
     body,
     { after: 12 },
   );
@@ -599,8 +671,18 @@ function methodology(w: Writer, d: ReportDocument): void {
       { title: "Score", width: 0.3, align: "right" },
     ],
     [
-      ...CATEGORIES.map((c) => [{ text: c.label }, { text: `${c.weight}%` }, { text: String(d.result.category_scores[c.id]), font: "bold" as const }]),
-      [{ text: "Overall", font: "bold" as const }, { text: "100%" }, { text: `${d.result.overall_score} (${d.result.grade})`, font: "bold" as const }],
+      ...CATEGORIES.map((c) => {
+        const status = d.result.category_status?.[c.id].status;
+        const score = String(d.result.category_scores[c.id]);
+        return [
+          { text: c.label },
+          { text: `${c.weight}%` },
+          status === "blind" || status === "partial"
+            ? { text: `${score} (${STATUS_WORDS[status].toLowerCase()})`, font: "bold" as const, color: PREVIEW_COLOR }
+            : { text: score, font: "bold" as const },
+        ];
+      }),
+      [{ text: "Overall", font: "bold" as const }, { text: "100%" }, { text: `${d.result.overall_score} (${d.result.grade}${d.result.provisional ? ", provisional" : ""})`, font: "bold" as const }],
     ],
     { width: half },
   );
@@ -622,6 +704,28 @@ function methodology(w: Writer, d: ReportDocument): void {
     { x: gx, width: half },
   );
   w.y = Math.max(w.y, leftBottom) + 18;
+
+  subHeading(w, "What the scores rest on", d.preview ? "judged now" : "judged at the end of the period");
+  const status = d.result.category_status;
+  if (status) {
+    table(
+      w,
+      [
+        { title: "Category", width: 0.17 },
+        { title: "Status", width: 0.17 },
+        { title: "Collected within the window", width: 0.66 },
+      ],
+      CATEGORIES.map((c) => [
+        { text: c.label, font: "bold" as const },
+        { text: STATUS_WORDS[status[c.id].status], font: "bold" as const, color: CATEGORY_STATUS_COLOR[status[c.id].status] },
+        { text: status[c.id].reason },
+      ]),
+      { continued: "What the scores rest on" },
+    );
+    w.y += 16;
+  } else {
+    w.paragraph("This report was generated before what each category could assess was recorded: whether its data was collected in time is not known.", body, { after: 16 });
+  }
 
   subHeading(w, "Expected collection windows", "older data makes “Monitoring data stale” fire");
   table(
@@ -695,6 +799,41 @@ const ASSET_NOUN: Record<MonitoringModule, [string, string]> = {
   rdap: ["domain", "domains"],
 };
 
+const CATEGORY_STATUS_COLOR: Record<CategoryStatusValue, RGB> = {
+  assessed: GRADE_COLOR.A,
+  partial: SEVERITY_COLOR.high.fg,
+  blind: SEVERITY_COLOR.critical.fg,
+  no_assets: COLOR.muted,
+};
+
+/** The CT logs read for every organization, each with its state: the full list behind the one line of "Monitoring data stale". */
+function sharedSourcesAppendix(w: Writer, d: ReportDocument): void {
+  const logs = d.shared_sources ?? [];
+  if (logs.length === 0 || !d.assets.some((a) => a.module === "ct-log" && a.status !== "paused")) return;
+  w.addPage();
+  sectionHeading(
+    w,
+    "Appendix B — CT logs read for your filters",
+    `New certificates for the CT filters are found in these logs, read once for every organization. Their state at generation (${formatUtc(d.generated_at)}); a log not read cannot show a certificate logged in it.`,
+  );
+  table(
+    w,
+    [
+      { title: "Log", width: 0.33 },
+      { title: "State", width: 0.15 },
+      { title: "Read through", width: 0.19 },
+      { title: "Details", width: 0.33 },
+    ],
+    logs.map((a) => [
+      { text: a.asset, font: "bold" as const },
+      { text: a.state, font: "bold" as const, color: STATUS_COLOR[a.status] },
+      { text: formatUtc(a.last_collected_at) },
+      { text: a.detail, color: COLOR.muted },
+    ]),
+    { size: 8, continued: "CT logs" },
+  );
+}
+
 function appendix(w: Writer, d: ReportDocument): void {
   w.addPage();
   sectionHeading(
@@ -734,7 +873,7 @@ function appendix(w: Writer, d: ReportDocument): void {
 function runningHeader(d: ReportDocument) {
   return (w: Writer) => {
     const style = { font: w.f.regular, size: 7.8, color: COLOR.muted };
-    w.text("Trust-Plane  ·  Weekly security audit report", MARGIN.left, 30, { ...style, font: w.f.bold });
+    w.text(`Trust-Plane  ·  Weekly security audit report${d.preview ? "  ·  PREVIEW" : ""}`, MARGIN.left, 30, { ...style, font: w.f.bold, color: d.preview ? PREVIEW_COLOR : COLOR.muted });
     w.text(truncateText(w.clean(d.organization, w.f.regular), CONTENT_W / 2, (s) => w.width(s, w.f.regular, 7.8)), MARGIN.left, 30, style, "right", CONTENT_W);
     w.hline(MARGIN.left, PAGE_W - MARGIN.right, 44);
     w.y = MARGIN.top;
@@ -748,7 +887,12 @@ function footers(w: Writer, d: ReportDocument): void {
     const top = PAGE_H - 40;
     const style = { font: w.f.regular, size: 7.5, color: COLOR.faint };
     w.hline(MARGIN.left, PAGE_W - MARGIN.right, top - 8);
-    w.text(`Reporting period ${formatDate(d.period_start)} – ${formatDate(d.period_end)} (UTC)  ·  Generated ${formatUtc(d.generated_at)}`, MARGIN.left, top, style);
+    const period = `Reporting period ${formatDate(d.period_start)} – ${formatDate(d.period_end)} (UTC)  ·  Generated ${formatUtc(d.generated_at)}`;
+    if (d.preview) {
+      const mark = "PREVIEW, NOT STORED  ·  ";
+      w.text(mark, MARGIN.left, top, { ...style, font: w.f.bold, color: PREVIEW_COLOR });
+      w.text(period, MARGIN.left + w.width(mark, w.f.bold, 7.5), top, style);
+    } else w.text(period, MARGIN.left, top, style);
     w.text(`Page ${i + 1} of ${total}`, MARGIN.left, top, { ...style, font: w.f.bold, color: COLOR.muted }, "right", CONTENT_W);
   });
 }
@@ -766,9 +910,9 @@ export async function renderReportPdf(d: ReportDocument): Promise<Uint8Array> {
   };
   for (const font of Object.values(f)) encodeByCharacter(font);
   const at = new Date(d.generated_at);
-  doc.setTitle(`Weekly security audit report: ${d.organization}, ${formatDate(d.period_start)} – ${formatDate(d.period_end)}`);
+  doc.setTitle(`${d.preview ? "Preview of the weekly" : "Weekly"} security audit report: ${d.organization}, ${formatDate(d.period_start)} – ${formatDate(d.period_end)}`);
   doc.setAuthor("Trust-Plane");
-  doc.setSubject(`Overall score ${d.result.overall_score}, grade ${d.result.grade}`);
+  doc.setSubject(`Overall score ${d.result.overall_score}, grade ${d.result.grade}${d.result.provisional ? " (provisional)" : ""}`);
   doc.setCreator("Trust-Plane");
   doc.setProducer("Trust-Plane (pdf-lib)");
   doc.setLanguage("en");
@@ -780,6 +924,7 @@ export async function renderReportPdf(d: ReportDocument): Promise<Uint8Array> {
   findings(w, d);
   methodology(w, d);
   appendix(w, d);
+  sharedSourcesAppendix(w, d);
   footers(w, d);
   return doc.save({ useObjectStreams: true });
 }

@@ -1,11 +1,18 @@
 /** Organization-wide notification channels: where alerts go, with a test-send. */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { del, get, post, put } from "../../api";
 import { CheckField, Form, SelectField, TextField, useForm } from "../../ui/form";
 import { useResource, useTableState } from "../../ui/resource";
 import { DataTable, localPage } from "../../ui/table";
 import { ActionButton, Badge, Dialog, ErrorBox, Notice, SecretOnce, Section } from "../../ui/widgets";
 import type { Channel } from "./types";
+
+/** What a channel's shown settings say about where alerts go (secrets only as shown: masked). */
+function destination(c: Channel): string {
+  return Object.entries(c.settings)
+    .map(([k, v]) => `${k}: ${formValue(v)}`)
+    .join(" · ");
+}
 
 export function ChannelsTab() {
   const r = useResource(() => get<{ channels: Channel[] }>("/api/notification-channels"), []);
@@ -36,11 +43,11 @@ export function ChannelsTab() {
         loading={r.loading}
         error={r.error}
         rowKey={(c) => c.id}
-        empty={<p>No channel. Channels are where alerts go: a webhook, a Slack incoming webhook, or email.</p>}
+        empty={<p>No channel. Channels are where alerts go: a webhook, Slack, email, PagerDuty, Opsgenie, Microsoft Teams, Discord or Splunk.</p>}
         columns={[
           { label: "Name", sort: "name", render: (c) => <strong>{c.name}</strong> },
           { label: "Kind", sort: "kind", render: (c) => c.kind },
-          { label: "Destination", render: (c) => <span class="small mono break">{String(c.settings.url ?? (Array.isArray(c.settings.recipients) ? (c.settings.recipients as string[]).join(", ") : ""))}</span> },
+          { label: "Destination", render: (c) => <span class="small mono break">{destination(c)}</span> },
           { label: "Enabled", sort: "enabled", render: (c) => <Badge value={c.enabled ? "active" : "disabled"} label={c.enabled ? "enabled" : "disabled"} /> },
           {
             label: "Test",
@@ -86,17 +93,46 @@ export function ChannelsTab() {
   );
 }
 
+/** A provider as GET /api/notification-channels/providers describes it: its settings as JSON Schema. */
+interface Provider {
+  kind: string;
+  label: string;
+  description: string;
+  settings_schema: { properties: Record<string, SettingSchema>; required?: string[] };
+}
+
+interface SettingSchema {
+  type?: string;
+  enum?: string[];
+  default?: unknown;
+  title?: string;
+  description?: string;
+  examples?: string[];
+  items?: { type?: string };
+  writeOnly?: boolean;
+  "x-secret"?: boolean;
+}
+
+/** The form's text of a setting's current value (lists as "a, b"). */
+const formValue = (v: unknown) => (Array.isArray(v) ? v.join(", ") : v === undefined || v === null ? "" : String(v));
+
+/**
+ * The channel form, built from the chosen provider's settings schema: one control per
+ * setting (a list as comma-separated text, a choice as a select, a secret as a password
+ * field that, on edit, keeps the stored value when left empty).
+ */
 function ChannelForm({ channel, onDone, onCancel }: { channel: Channel | null; onDone: (m: string, secret?: string) => void; onCancel: () => void }) {
-  const form = useForm({
-    name: channel?.name ?? "",
-    kind: channel?.kind ?? "webhook",
-    url: String(channel?.settings.url ?? ""),
-    recipients: Array.isArray(channel?.settings.recipients) ? (channel!.settings.recipients as string[]).join(", ") : "",
-    smtp_url: "",
-    enabled: channel?.enabled ?? true,
-    rotate_secret: false,
-  });
+  const providers = useResource(() => get<{ providers: Provider[] }>("/api/notification-channels/providers"), []);
+  const form = useForm<Record<string, any>>({ name: channel?.name ?? "", kind: channel?.kind ?? "webhook", enabled: channel?.enabled ?? true, rotate_secret: false });
   const v = form.values;
+  const provider = providers.data?.providers.find((p) => p.kind === v.kind);
+  const settings = Object.entries(provider?.settings_schema.properties ?? {});
+  const required = new Set(provider?.settings_schema.required ?? []);
+  const valueOf = (name: string, s: SettingSchema) => v[name] ?? (s["x-secret"] ? "" : formValue(channel && channel.kind === v.kind ? channel.settings[name] : s.default));
+  // Each setting's control starts from the channel's shown value, or the schema's default.
+  useEffect(() => {
+    for (const [name, s] of settings) if (v[name] === undefined) form.set(name, valueOf(name, s));
+  }, [provider, v.kind]);
   return (
     <Form
       form={form}
@@ -107,35 +143,36 @@ function ChannelForm({ channel, onDone, onCancel }: { channel: Channel | null; o
         let res: any;
         const ok = await form.submit(async (x) => {
           const body: Record<string, unknown> = { name: x.name, kind: x.kind, enabled: x.enabled };
-          if (x.kind === "email") {
-            body.recipients = x.recipients.split(/[\s,]+/).filter(Boolean);
-            if (x.smtp_url) body.smtp_url = x.smtp_url;
-          } else body.url = x.url;
+          for (const [name, s] of settings) {
+            const text = String(valueOf(name, s)).trim();
+            // Left empty: an optional setting is left out; a secret on edit keeps its sealed value.
+            if (text === "") continue;
+            body[name] = s.type === "array" ? text.split(/[\s,]+/).filter(Boolean) : s.type === "integer" || s.type === "number" ? Number(text) : text;
+          }
           if (channel && x.rotate_secret) body.rotate_secret = true;
           res = channel ? await put(`/api/notification-channels/${channel.id}`, body) : await post("/api/notification-channels", body);
         });
         if (ok) onDone(res.message, res.secret);
       }}
     >
+      <ErrorBox error={providers.error} />
       <TextField form={form} name="name" label="Name" required />
-      <SelectField
-        form={form}
-        name="kind"
-        label="Kind"
-        options={[
-          { value: "webhook", label: "Webhook (signed JSON POST)" },
-          { value: "slack", label: "Slack incoming webhook" },
-          { value: "email", label: "Email" },
-        ]}
-      />
-      {v.kind === "email" ? (
-        <>
-          <TextField form={form} name="recipients" label="Recipients" hint="Email addresses separated by commas." required />
-          <TextField form={form} name="smtp_url" label="SMTP server (optional)" hint="smtp://user:pass@host:587; empty: the service's own SMTP." />
-        </>
+      {channel ? (
+        <p class="muted small">Kind: {provider?.label ?? channel.kind} (a channel's kind cannot change)</p>
       ) : (
-        <TextField form={form} name="url" label="URL" type="url" required />
+        <SelectField form={form} name="kind" label="Kind" options={(providers.data?.providers ?? []).map((p) => ({ value: p.kind, label: p.label }))} hint={provider?.description} />
       )}
+      {settings.map(([name, s]) => {
+        const key = name;
+        const secret = Boolean(s["x-secret"]);
+        const label = s.title ?? name;
+        const hint = [s.description, secret && channel ? "Leave empty to keep the stored value." : "", s.type === "array" ? "Separate several with commas." : ""].filter(Boolean).join(" ");
+        return s.enum ? (
+          <SelectField form={form} name={key} label={label} hint={hint} options={s.enum.map((o) => ({ value: o, label: o }))} />
+        ) : (
+          <TextField form={form} name={key} label={label} hint={hint} type={secret && !/url/i.test(name) ? "password" : "text"} placeholder={s.examples?.[0]} autoComplete="off" required={required.has(name) && !(secret && channel)} />
+        );
+      })}
       <CheckField form={form} name="enabled" label="Enabled" />
       {channel && v.kind === "webhook" && <CheckField form={form} name="rotate_secret" label="Issue a new signing secret" />}
     </Form>

@@ -3,13 +3,14 @@
  * or suppressed (a duplicate or throttled, with the alert it repeats and until when),
  * so nothing a rule matched disappears without a trace.
  */
-import { get } from "../../api";
+import { useState } from "preact/hooks";
+import { get, post } from "../../api";
 import { setQuery, useLocation } from "../../router";
-import type { ModuleName } from "../../session";
+import { useSession, type ModuleName } from "../../session";
 import { limitOffset, useResource, useTableState } from "../../ui/resource";
 import { DataTable } from "../../ui/table";
 import { Time } from "../../ui/time";
-import { Badge, Section } from "../../ui/widgets";
+import { ActionButton, Badge, ErrorBox, Section } from "../../ui/widgets";
 import type { Alert } from "./types";
 
 const STATUS_FILTERS = [
@@ -22,9 +23,11 @@ export function HistoryTab({ module }: { module: ModuleName }) {
   const loc = useLocation();
   const status = loc.query.get("status") ?? "";
   const rule = loc.query.get("rule") ?? "";
+  // A link to one alert (channels link to it: /alerting?section=<module>&tab=history&alert=<id>).
+  const alertId = loc.query.get("alert") ?? "";
   const [state, setState] = useTableState({ sortBy: "fired_at", sortOrder: "desc", pageSize: 20 });
-  const query = { ...limitOffset(state), ...(status ? { status } : {}), ...(rule ? { rule_id: rule } : {}) };
-  const r = useResource(() => get<{ alerts: Alert[]; total: number }>(`/api/${module}/alert-history`, query), [module, state, status, rule]);
+  const query = { ...limitOffset(state), ...(status ? { status } : {}), ...(rule ? { rule_id: rule } : {}), ...(alertId ? { alert_id: alertId } : {}) };
+  const r = useResource(() => get<{ alerts: Alert[]; total: number }>(`/api/${module}/alert-history`, query), [module, state, status, rule, alertId]);
   return (
     <Section title="Alert history">
       <div class="filters-row">
@@ -36,6 +39,14 @@ export function HistoryTab({ module }: { module: ModuleName }) {
             ))}
           </select>
         </label>
+        {alertId && (
+          <span>
+            Alert #{alertId}{" "}
+            <button type="button" class="link" onClick={() => setQuery({ alert: null })}>
+              show every alert
+            </button>
+          </span>
+        )}
         {rule && (
           <span>
             Rule #{rule}{" "}
@@ -61,6 +72,7 @@ export function HistoryTab({ module }: { module: ModuleName }) {
           { label: "Rule", render: (a) => <strong>{a.rule_name}</strong> },
           { label: "Severity", render: (a) => <Badge value={a.severity} /> },
           { label: "Event", render: (a) => <span class="small">{a.event_summary}</span> },
+          { label: "State", render: (a) => (a.status === "fired" ? <AlertStateCell module={module} alert={a} onChange={r.reload} /> : <span class="muted">—</span>) },
           { label: "Outcome", render: (a) => (a.status === "suppressed" ? <Suppressed alert={a} /> : <Deliveries alert={a} />) },
         ]}
       />
@@ -74,7 +86,8 @@ function Deliveries({ alert: a }: { alert: Alert }) {
     <ul class="plain">
       {a.deliveries.map((d) => (
         <li>
-          <Badge value={d.status} /> {d.channel_name ?? `#${d.channel_id}`}{" "}
+          <Badge value={d.status} /> {d.action !== "trigger" ? `${d.action}: ` : ""}
+          {d.channel_name ?? `#${d.channel_id}`}{" "}
           <span class="small muted">
             {d.attempts} attempt{d.attempts === 1 ? "" : "s"}
             {d.response_status ? `, HTTP ${d.response_status}` : ""}
@@ -88,6 +101,43 @@ function Deliveries({ alert: a }: { alert: Alert }) {
         </li>
       ))}
     </ul>
+  );
+}
+
+/** Open, acknowledged (by whom) or resolved (by whom, why), with the buttons that move it on. */
+function AlertStateCell({ module, alert: a, onChange }: { module: ModuleName; alert: Alert; onChange: () => void }) {
+  const s = useSession();
+  const [err, setErr] = useState<any>();
+  const can = s.can(`${module}:update_alert_rules`);
+  const act = (to: "acknowledge" | "resolve") => async () => {
+    await post(`/api/${module}/alert-history/${a.id}/${to}`);
+    onChange();
+  };
+  return (
+    <div>
+      <Badge value={a.state} tone={a.state === "open" ? "bad" : a.state === "acknowledged" ? "warn" : "good"} />
+      {a.occurrences > 1 && <span class="small muted"> {a.occurrences} matches</span>}
+      {a.state === "acknowledged" && a.acknowledged_by && <div class="small muted">by {a.acknowledged_by}</div>}
+      {a.state === "resolved" && (
+        <div class="small muted">
+          {a.resolved_by === "automatic" ? "automatically" : `by ${a.resolved_by}`}, <Time iso={a.resolved_at} />
+          {a.resolution && a.resolved_by === "automatic" ? `: ${a.resolution}` : ""}
+        </div>
+      )}
+      <ErrorBox error={err} />
+      {can && a.state !== "resolved" && (
+        <span class="row-actions">
+          {a.state === "open" && (
+            <ActionButton label={`Acknowledge alert ${a.id}`} busyLabel="Acknowledging…" onError={setErr} onClick={act("acknowledge")}>
+              Acknowledge
+            </ActionButton>
+          )}
+          <ActionButton label={`Resolve alert ${a.id}`} busyLabel="Resolving…" onError={setErr} onClick={act("resolve")}>
+            Resolve
+          </ActionButton>
+        </span>
+      )}
+    </div>
   );
 }
 

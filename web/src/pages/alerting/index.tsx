@@ -29,7 +29,7 @@ export function AlertingPage() {
         <p class="empty">Your roles include no alerting permission.</p>
       ) : (
         <>
-          <Tabs label="Alerting sections" tabs={sections} active={section} onSelect={(id) => setQuery({ section: id, tab: null, rule: null, status: null })} />
+          <Tabs label="Alerting sections" tabs={sections} active={section} onSelect={(id) => setQuery({ section: id, tab: null, rule: null, status: null, alert: null })} />
           <TabPanel id={section}>
             {section === "channels" ? <ChannelsTab /> : section === "lists" ? <ListsTab /> : <ModuleAlerting module={section as ModuleName} />}
           </TabPanel>
@@ -50,7 +50,7 @@ function ModuleAlerting({ module }: { module: ModuleName }) {
   const tab = tabs.find((t) => t.id === loc.query.get("tab"))?.id ?? tabs[0]?.id;
   return (
     <div class="subtabs">
-      <Tabs label={`${MODULE_LABELS[module]} alerting`} tabs={tabs.map((t) => ({ ...t, id: t.id }))} active={tab} onSelect={(id) => setQuery({ tab: id, rule: null, status: null })} />
+      <Tabs label={`${MODULE_LABELS[module]} alerting`} tabs={tabs.map((t) => ({ ...t, id: t.id }))} active={tab} onSelect={(id) => setQuery({ tab: id, rule: null, status: null, alert: null })} />
       <TabPanel id={tab}>
         {tab === "rules" && <RulesTab module={module} />}
         {tab === "templates" && <TemplatesTab module={module} />}

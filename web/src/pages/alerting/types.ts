@@ -54,6 +54,7 @@ export interface RuleTestResult {
 }
 
 export interface Delivery {
+  action: "trigger" | "acknowledge" | "resolve";
   channel_id: number;
   channel_name: string | null;
   channel_kind: string | null;
@@ -79,6 +80,13 @@ export interface Alert {
   suppressed_reason: "duplicate" | "throttled" | null;
   repeats_alert_id: number | null;
   suppressed_until: string | null;
+  alert_key: string;
+  state: "open" | "acknowledged" | "resolved" | null;
+  occurrences: number;
+  acknowledged_by: string | null;
+  resolved_at: string | null;
+  resolved_by: string | null;
+  resolution: string | null;
   deliveries: Delivery[];
 }
 
