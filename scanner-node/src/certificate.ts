@@ -149,12 +149,28 @@ const derOfPem = (block: string) => Buffer.from(block.replace(/-----[A-Z ]+-----
 
 let systemStore: AnchorStore | null = null;
 /**
- * Node's bundled root store (node:tls is loaded on first use: a one-shot scan that brings
- * its own root_ca never pays for it). `scanTarget` calls this while the first probes wait
- * on the network, so the work overlaps I/O.
+ * The roots of NODE_EXTRA_CA_CERTS: Node's own TLS clients trust them beside the bundled
+ * store, so an agent run with it (a site that adds its roots this way, the tests' public
+ * test CAs) judges trust as everything else on that host does. Read once, like Node does.
+ */
+function extraSystemRoots(): Buffer[] {
+  const file = process.env.NODE_EXTRA_CA_CERTS;
+  if (!file) return [];
+  try {
+    return pemBlocks((require("node:fs") as typeof import("node:fs")).readFileSync(file, "utf8")).map(derOfPem);
+  } catch {
+    // Node itself only warns about an unreadable file; the bundled store still applies.
+    return [];
+  }
+}
+
+/**
+ * Node's bundled root store plus NODE_EXTRA_CA_CERTS (node:tls is loaded on first use: a
+ * one-shot scan that brings its own root_ca never pays for it). `scanTarget` calls this
+ * while the first probes wait on the network, so the work overlaps I/O.
  */
 export function systemAnchors(): AnchorStore {
-  return (systemStore ??= new AnchorStore((require("node:tls") as typeof import("node:tls")).rootCertificates.map(derOfPem)));
+  return (systemStore ??= new AnchorStore([...(require("node:tls") as typeof import("node:tls")).rootCertificates.map(derOfPem), ...extraSystemRoots()]));
 }
 
 function anchorsFrom(rootCaPem: string | null): AnchorStore {

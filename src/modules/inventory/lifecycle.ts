@@ -45,6 +45,7 @@ import {
   keyOf,
   loadNames,
   markDue,
+  namesUnderWildcards,
   parentName,
   saveCertificates,
   saveDeployment,
@@ -149,7 +150,7 @@ export async function refreshNames(env: Bindings, db: Db, names: readonly NameRe
           }),
         });
         const list = ctEvents.get(n.organizationId) ?? [];
-        if (entersStale && e.latestIssued) list.push(lifecycle("stale_deployment", e.latestIssued as InventoryCertificate, e.behind));
+        if (entersStale && e.pendingSuccessor) list.push(lifecycle("stale_deployment", e.pendingSuccessor as InventoryCertificate, e.behind));
         if (entersOverdue && e.inUse) list.push(lifecycle("renewal_overdue", e.inUse as InventoryCertificate, e.targets.filter((x) => x.certificate?.id === e.inUse!.id).map((x) => x.address)));
         if (list.length) ctEvents.set(n.organizationId, list);
       }
@@ -290,7 +291,8 @@ export const issuanceLifecycle: IssuanceLifecycle = {
         hostnames: c.names,
       })),
     );
-    await refreshNames(env, db, certs.flatMap((c) => c.names.map((h) => ({ organizationId: c.organizationId, hostname: h }))), now);
+    const named = certs.flatMap((c) => c.names.map((h) => ({ organizationId: c.organizationId, hostname: h })));
+    await refreshNames(env, db, [...named, ...(await namesUnderWildcards(db, named))], now);
   },
 };
 

@@ -6,13 +6,16 @@
  *
  * States, the first that applies wins (docs/modules/inventory.md):
  *   expired                     a target serves an expired certificate (unmonitored: the latest one expired)
- *   stale_deployment            a newer certificate was issued more than 24 h ago and a target still serves an older one
+ *   stale_deployment            a successor was issued more than 24 h ago and a target still serves the certificate it replaces
  *   not_in_ct                   a target serves a certificate not seen in CT, or a private CA's (ct status says which)
  *   expiring_without_successor  the certificate in use has less than a third of its lifetime left and no successor was logged
- *   deploying                   a newer certificate was issued less than 24 h ago and a target still serves an older one
+ *   deploying                   a successor was issued less than 24 h ago and a target still serves the certificate it replaces
  *   unmonitored                 logged in CT, no enabled target watches the name
  *   not_scanned                 watched, but no target has returned a certificate yet
- *   current                     every scanned target serves the latest logged certificate or a newer one
+ *   current                     every scanned target serves a logged certificate no successor replaces
+ *
+ * A successor of a certificate, for a name: logged later and covering the name the same
+ * way (by the name itself, or by the wildcard of its parent; see coverage()).
  */
 import type { CtStatus } from "../cert-watcher/ct-status";
 import {
@@ -83,6 +86,8 @@ export interface TargetEvaluation {
   scannedAt: string | null;
   trust: Trust | null;
   note: string;
+  /** For a target behind: the logged certificate that succeeds the one it serves. */
+  successor?: KnownCertificate;
 }
 
 export interface HostnameEvaluation {
@@ -95,8 +100,10 @@ export interface HostnameEvaluation {
   renewalIntervalDays: number | null;
   readiness: Readiness;
   targets: TargetEvaluation[];
-  /** Addresses still serving an older certificate than the latest logged one. */
+  /** Addresses still serving a certificate whose successor was logged. */
   behind: string[];
+  /** The newest of those successors (the certificate a stale_deployment event names). */
+  pendingSuccessor: KnownCertificate | null;
   /** The next instant the state may change by time alone; null: only new data changes it. */
   nextReviewAt: string | null;
 }
@@ -126,10 +133,31 @@ export function ctStanding(served: NonNullable<TargetInput["served"]>, watchedSi
 
 const byNotBeforeDesc = (a: KnownCertificate, b: KnownCertificate) => (a.notBefore < b.notBefore ? 1 : a.notBefore > b.notBefore ? -1 : b.id - a.id);
 
+/**
+ * How a certificate covers the name: by the name itself, or by a wildcard of its parent.
+ * A renewal keeps the form; an organization that has both a certificate of its own for
+ * www.example.com and a wildcard *.example.com deploys each where it belongs, so a newer
+ * wildcard does not make the name's own certificate outdated (nor the reverse).
+ */
+function coverage(c: KnownCertificate, hostname: string): "name" | "wildcard" {
+  return c.names.some((n) => n.toLowerCase() === hostname) ? "name" : "wildcard";
+}
+
+/** The newest logged certificate that succeeds `c` for the name: issued later, covering the name the same way. */
+function successorOf(c: KnownCertificate, issued: readonly KnownCertificate[], hostname: string): KnownCertificate | null {
+  const form = coverage(c, hostname);
+  return issued.find((x) => x.dedupKey !== c.dedupKey && x.notBefore > c.notBefore && coverage(x, hostname) === form) ?? null;
+}
+
 export function evaluateHostname(input: HostnameInputs, now: Date): HostnameEvaluation {
   const t = now.getTime();
   const issued = input.certificates.filter((c) => c.firstSeenCtAt !== null).sort(byNotBeforeDesc);
   const latest = issued[0] ?? null;
+  // A wildcard name is deployed where a target serves a certificate naming it; the other
+  // targets one label below serve their own names (their own rows judge them).
+  if (input.hostname.startsWith("*.")) {
+    input = { ...input, targets: input.targets.filter((x) => x.served?.certificate.names.some((n) => n.toLowerCase() === input.hostname)) };
+  }
   const reviews: number[] = [];
   const later = (iso: string | null | undefined) => {
     if (!iso) return;
@@ -149,19 +177,20 @@ export function evaluateHostname(input: HostnameInputs, now: Date): HostnameEval
     later(c.notAfter);
     const stale = target.error ? ` (its latest scan failed: ${target.error}; as of ${target.served.scannedAt})` : "";
     if (Date.parse(c.notAfter) <= t) return { ...base, standing: "expired" as const, ctStatus: ct.status, ctReason: ct.reason, certificate: c, note: `Serves a certificate that expired ${c.notAfter}${stale}` };
-    if (latest && latest.dedupKey !== c.dedupKey && latest.notBefore > c.notBefore) {
-      later(new Date(Date.parse(latest.notBefore) + DEPLOYMENT_GRACE_MS).toISOString());
-      return { ...base, standing: "behind" as const, ctStatus: ct.status, ctReason: ct.reason, certificate: c, note: `Serves ${fp(c)}… (issued ${day(c.notBefore)}), older than the latest logged ${fp(latest)}… (issued ${day(latest.notBefore)})${stale}` };
+    const successor = successorOf(c, issued, input.hostname);
+    if (successor) {
+      later(new Date(Date.parse(successor.notBefore) + DEPLOYMENT_GRACE_MS).toISOString());
+      return { ...base, standing: "behind" as const, ctStatus: ct.status, ctReason: ct.reason, certificate: c, successor, note: `Serves ${fp(c)}… (issued ${day(c.notBefore)}); its successor ${fp(successor)}… was issued ${day(successor.notBefore)}${stale}` };
     }
     if (ct.status !== "logged") return { ...base, standing: "not_in_ct" as const, ctStatus: ct.status, ctReason: ct.reason, certificate: c, note: `${ct.reason}${stale}` };
-    return { ...base, standing: "current" as const, ctStatus: ct.status, ctReason: ct.reason, certificate: c, note: `Serves the latest logged certificate${stale}` };
+    return { ...base, standing: "current" as const, ctStatus: ct.status, ctReason: ct.reason, certificate: c, note: `Serves a logged certificate with no successor logged${stale}` };
   });
 
   const active = targets.filter((x) => x.standing !== "disabled");
   const scanned = active.filter((x) => x.certificate && x.standing !== "not_scanned");
   const served = scanned.map((x) => x.certificate!);
   const inUse = served.length ? [...served].sort((a, b) => (a.notAfter < b.notAfter ? -1 : a.notAfter > b.notAfter ? 1 : 0))[0] : latest;
-  const hasSuccessor = inUse !== null && issued.some((c) => c.dedupKey !== inUse.dedupKey && c.notBefore > inUse.notBefore);
+  const hasSuccessor = inUse !== null && successorOf(inUse, issued, input.hostname) !== null;
   let renewal: HostnameEvaluation["renewal"] = { status: "none", dueAt: null, overdueAt: null };
   if (inUse) {
     const th = renewalThresholds(inUse.notBefore, inUse.notAfter);
@@ -169,7 +198,11 @@ export function evaluateHostname(input: HostnameInputs, now: Date): HostnameEval
     if (!hasSuccessor) [th.dueAt, th.overdueAt, inUse.notAfter].forEach(later);
   }
   // Renewal cadence: public certificates only (the CA/Browser Forum maximum does not bind a private CA).
-  const publicCerts = input.certificates.filter((c) => c.firstSeenCtAt !== null || scanned.some((x) => x.certificate?.id === c.id && x.trust === "public"));
+  // The cadence of one line of certificates: those covering the name as the one in use does.
+  const form = inUse ? coverage(inUse, input.hostname) : null;
+  const publicCerts = input.certificates.filter(
+    (c) => (c.firstSeenCtAt !== null || scanned.some((x) => x.certificate?.id === c.id && x.trust === "public")) && (form === null || coverage(c, input.hostname) === form),
+  );
   const interval = observedRenewalIntervalDays(publicCerts.map((c) => c.notBefore));
   const judged = latest ?? (inUse && publicCerts.some((c) => c.id === inUse.id) ? inUse : null);
   const readiness: Readiness = judged
@@ -178,13 +211,16 @@ export function evaluateHostname(input: HostnameInputs, now: Date): HostnameEval
   later(nextMaximum(now)?.from);
 
   const behind = scanned.filter((x) => x.standing === "behind");
-  const behindSince = latest ? Date.parse(latest.notBefore) : 0;
+  // Stale once the oldest successor still waiting is 24 h old; the newest is the one to deploy.
+  const successors = behind.map((x) => x.successor!).sort(byNotBeforeDesc);
+  const pendingSuccessor = successors[0] ?? null;
+  const behindSince = successors.length ? Date.parse(successors[successors.length - 1].notBefore) : 0;
   const pick = (): { state: HostnameState; reason: string } => {
     const expired = scanned.filter((x) => x.standing === "expired");
     if (expired.length) return { state: "expired", reason: `${expired.map((x) => x.address).join(", ")} ${expired.length > 1 ? "serve" : "serves"} a certificate that expired ${expired[0].certificate!.notAfter}` };
     if (!active.length && latest && Date.parse(latest.notAfter) <= t) return { state: "expired", reason: `The latest logged certificate expired ${latest.notAfter}; no target watches the name` };
     if (behind.length && t - behindSince >= DEPLOYMENT_GRACE_MS) {
-      return { state: "stale_deployment", reason: `A newer certificate (${fp(latest!)}…, issued ${latest!.notBefore}) is not served after 24 h by ${behind.map((x) => x.address).join(", ")}` };
+      return { state: "stale_deployment", reason: `A newer certificate (${fp(pendingSuccessor!)}…, issued ${pendingSuccessor!.notBefore}) is not served after 24 h by ${behind.map((x) => x.address).join(", ")}` };
     }
     const notInCt = scanned.filter((x) => x.standing === "not_in_ct");
     if (notInCt.length) return { state: "not_in_ct", reason: notInCt.map((x) => `${x.address}: ${x.ctReason}`).join("; ") };
@@ -195,7 +231,7 @@ export function evaluateHostname(input: HostnameInputs, now: Date): HostnameEval
         reason: `The certificate in use (${fp(inUse!)}…, ${lifetimeDays(inUse!.notBefore, inUse!.notAfter)} days) expires ${inUse!.notAfter} (${left} days left), past ${renewal.status === "overdue" ? "the last sixth" : "two thirds"} of its lifetime, and no successor was logged`,
       };
     }
-    if (behind.length) return { state: "deploying", reason: `A newer certificate (${fp(latest!)}…, issued ${latest!.notBefore}) is not yet served by ${behind.map((x) => x.address).join(", ")}` };
+    if (behind.length) return { state: "deploying", reason: `A newer certificate (${fp(pendingSuccessor!)}…, issued ${pendingSuccessor!.notBefore}) is not yet served by ${behind.map((x) => x.address).join(", ")}` };
     if (!active.length && latest) {
       const disabled = targets.length ? ` (${targets.length} target${targets.length > 1 ? "s" : ""} disabled)` : "";
       return { state: "unmonitored", reason: `Logged in CT, but no monitored target serves ${input.hostname}${disabled}` };
@@ -206,7 +242,7 @@ export function evaluateHostname(input: HostnameInputs, now: Date): HostnameEval
     }
     const waiting = active.filter((x) => x.standing === "not_scanned");
     const rest = waiting.length ? `; not scanned yet: ${waiting.map((x) => x.address).join(", ")}` : "";
-    return { state: "current", reason: latest ? `Every scanned target serves the latest logged certificate (${fp(latest)}…)${rest}` : `Every scanned target serves a logged certificate${rest}` };
+    return { state: "current", reason: `Every scanned target serves a logged certificate that no later one of the same name replaces${rest}` };
   };
   const { state, reason } = pick();
   return {
@@ -219,6 +255,7 @@ export function evaluateHostname(input: HostnameInputs, now: Date): HostnameEval
     readiness,
     targets,
     behind: behind.map((x) => x.address),
+    pendingSuccessor,
     nextReviewAt: reviews.length ? new Date(Math.min(...reviews)).toISOString() : null,
   };
 }

@@ -179,6 +179,25 @@ export async function markDue(db: Db, names: readonly NameRef[]): Promise<void> 
     ON CONFLICT (organization_id, hostname) DO UPDATE SET next_review_at = ''`);
 }
 
+/**
+ * The inventory's names a wildcard covers (one label below its base), of each
+ * organization: a newly logged wildcard can be the successor of what their targets serve.
+ */
+export async function namesUnderWildcards(db: Db, wildcards: readonly NameRef[]): Promise<NameRef[]> {
+  const bases = wildcards.filter((w) => w.hostname.startsWith("*.")).map((w) => [w.organizationId, w.hostname.slice(2)]);
+  if (!bases.length) return [];
+  const base = sql`json_extract(b.value, '$[1]')`;
+  return db
+    .select({ organizationId: inventoryHostnames.organizationId, hostname: inventoryHostnames.hostname })
+    .from(inventoryHostnames)
+    .where(
+      sql`EXISTS (SELECT 1 FROM json_each(${pairsJson(bases as [number, string][])}) AS b WHERE ${inventoryHostnames.organizationId} = json_extract(b.value, '$[0]')
+        AND ${inventoryHostnames.hostname} LIKE '%.' || ${base} AND instr(substr(${inventoryHostnames.hostname}, 1, length(${inventoryHostnames.hostname}) - length(${base}) - 1), '.') = 0
+        AND substr(${inventoryHostnames.hostname}, 1, 2) <> '*.')`,
+    )
+    .all();
+}
+
 /** Names whose review is due (next_review_at <= now; "" = at once), of one organization or of all, oldest first. */
 export async function dueNames(db: Db, organizationId: number | null, now: Date, limit: number): Promise<NameRef[]> {
   const due = sql`${inventoryHostnames.nextReviewAt} <= ${now.toISOString()}`;
