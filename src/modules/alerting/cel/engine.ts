@@ -302,13 +302,18 @@ export function positionAt(text: string, offset: number): SourcePosition {
 
 // ---- evaluate ---------------------------------------------------------------------
 
-/** An event converted to CEL values; reuse it for every rule of the module. */
-/** Whether a rule that does not read `event_type` sees this event: the module's original event types only. */
+/**
+ * Whether a rule that does not read `event_type` sees this event: not a collection event,
+ * nor one of the types added to the module later. An event without a type string is not
+ * one of those: the rule evaluates it (and a malformed event gives an error, not silence).
+ */
 function seenWithoutEventType(module: ModuleName, eventType: unknown): boolean {
   if (isCollectionEventType(eventType)) return false;
   const implicit = IMPLICIT_EVENT_TYPES[module];
-  return implicit === null || (typeof eventType === "string" && implicit.includes(eventType));
+  return implicit === null || typeof eventType !== "string" || implicit.includes(eventType);
 }
+
+/** An event converted to CEL values; reuse it for every rule of the module. */
 
 export class PreparedEvent {
   constructor(
