@@ -6,7 +6,7 @@
  */
 import { NO_CT_FIELDS, type CertScanEvent } from "../../src/modules/cert-watcher/events";
 import { buildRdapEvent, type RdapEvent } from "../../src/modules/rdap/events";
-import { NO_LIFECYCLE, NO_LOG, NO_TYPOSQUAT, type CtLogEvent } from "../../src/modules/ct-log/events";
+import { NO_LIFECYCLE, NO_LOG, NO_LOOKALIKE, NO_TYPOSQUAT, type CtLogEvent } from "../../src/modules/ct-log/events";
 import { NOT_A_COLLECTION_EVENT } from "../../src/platform/collection/event";
 import { DnsWatcherEventSchema, type DnsWatcherEvent } from "../../src/modules/dns-watcher/events";
 
@@ -67,6 +67,7 @@ export function ctLogEvent(): CtLogEvent {
     },
     rate: { count: 3, window: "1h", precert_count: 2, final_count: 1, total_count: 3 },
     typosquat: NO_TYPOSQUAT,
+    lookalike: NO_LOOKALIKE,
     filter_id: 7,
     filter: { id: 7, pattern: "cloudflare.com" },
     lifecycle: NO_LIFECYCLE,

@@ -125,7 +125,7 @@ describe("CT ingest: matcher, commit, events", () => {
     expect(events).toHaveLength(2);
     expect(events.map((e) => e.id).sort()).toEqual(mf.map((m) => `ct-log:match:${m.matchId}:${filterId}`).sort());
     const ev = events.find((x) => x.event.cert.log_index === 1)!.event;
-    expect(Object.keys(ev).sort()).toEqual(["caa", "cert", "collection", "event_type", "filter", "filter_id", "kind", "lifecycle", "log", "matched_at", "rate", "typosquat"]);
+    expect(Object.keys(ev).sort()).toEqual(["caa", "cert", "collection", "event_type", "filter", "filter_id", "kind", "lifecycle", "log", "lookalike", "matched_at", "rate", "typosquat"]);
     // The matched filter is named, and without an inventory's facts the key is not known: not routine.
     expect(ev.filter).toEqual({ id: filterId, pattern: expect.any(String) });
     expect(ev.cert.authorization).toBe("unknown_key");

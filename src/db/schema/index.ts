@@ -7,5 +7,6 @@ export * from "./ct-log";
 export * from "./rdap";
 export * from "./dns-watcher";
 export * from "./reports";
+export * from "./lookalikes";
 export * from "./identity";
 export * from "./inventory";

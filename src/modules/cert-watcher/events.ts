@@ -32,8 +32,8 @@ export const CertCtFieldsSchema = z
 export type CertCtFields = z.infer<typeof CertCtFieldsSchema>;
 export const NO_CT_FIELDS: CertCtFields = { status: "", reason: "", hostname: "" };
 
-/** The event types a rule sees without naming `event_type` (alerting/cel/engine.ts): those older than not_in_ct. */
-export const CERT_WATCHER_IMPLICIT_EVENT_TYPES = ["scan_completed"] as const;
+/** not_in_ct, added after rules were written, is seen only by rules that read `event_type` or `ct` (alerting/cel/variables MODULE_OPT_IN_EVENTS). */
+export const certWatcherOptInEvents: Readonly<Record<string, string>> = { not_in_ct: "ct" };
 
 /** The rules offered to an organization starting out. */
 export const CERT_WATCHER_SUGGESTED_RULES: readonly SuggestedRule[] = [

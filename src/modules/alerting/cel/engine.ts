@@ -15,7 +15,7 @@ import { Environment, ParseError, TypeError as CelTypeError } from "@marcbachman
 import { isCollectionEventType } from "../../../platform/collection/event";
 import { buildEventShape, celTypeOf, convertEvent, type EventShape } from "./event-shape";
 import { EMPTY_LIST_DATA, type ListData } from "./list-data";
-import { IMPLICIT_EVENT_TYPES, MODULE_VARIABLES, type ModuleName } from "./variables";
+import { MODULE_OPT_IN_EVENTS, MODULE_VARIABLES, type ModuleName } from "./variables";
 import { COMPILE_LIMITS, comprehensionNesting, MAX_COMPREHENSION_NESTING, meterComprehensions, withBudget } from "./cost";
 import { registerRe2Matches, startExpression } from "./regex";
 
@@ -64,11 +64,10 @@ export interface CompiledRule {
    * rule was before collection events existed) and never matches a collection event:
    * its fields there hold the last observed or empty values, which such a rule would
    * read as a finding (`dmarc.current.p != "reject"` on a domain that merely went blind).
-   * The same holds for event types added to a module later (CT's `renewal_overdue`,
-   * the certificate watcher's `not_in_ct`: IMPLICIT_EVENT_TYPES): a rule sees them only
-   * when it names `event_type`, so an older rule does not fire twice for one certificate.
-   */
+     */
   seesCollectionEvents: boolean;
+  /** The identifiers the rule reads (for the module's opt-in event types, MODULE_OPT_IN_EVENTS). */
+  readonly identifiers: ReadonlySet<string>;
   /** @internal the parsed, type-checked cel-js program. */
   readonly program: (context: Record<string, unknown>) => unknown;
 }
@@ -78,6 +77,8 @@ export interface EvaluationResult {
   error?: string;
   /** The event is a collection event (or of a type a rule must name) and the rule does not read `event_type` or `collection` (see CompiledRule.seesCollectionEvents). */
   notForCollectionEvents?: true;
+  /** The event is of a type the rule does not opt into (MODULE_OPT_IN_EVENTS). */
+  notForRule?: true;
 }
 
 /** The key under which the evaluation context carries the ListData (not a CEL variable). */
@@ -251,6 +252,7 @@ function compileUncached(module: ModuleName, expression: string, known: Readonly
     listNames: [...listNames].sort(),
     resultType: checked.type,
     seesCollectionEvents: identifiers.has("event_type") || identifiers.has("collection"),
+    identifiers,
     program: program as unknown as CompiledRule["program"],
   };
 }
@@ -302,17 +304,6 @@ export function positionAt(text: string, offset: number): SourcePosition {
 
 // ---- evaluate ---------------------------------------------------------------------
 
-/**
- * Whether a rule that does not read `event_type` sees this event: not a collection event,
- * nor one of the types added to the module later. An event without a type string is not
- * one of those: the rule evaluates it (and a malformed event gives an error, not silence).
- */
-function seenWithoutEventType(module: ModuleName, eventType: unknown): boolean {
-  if (isCollectionEventType(eventType)) return false;
-  const implicit = IMPLICIT_EVENT_TYPES[module];
-  return implicit === null || typeof eventType !== "string" || implicit.includes(eventType);
-}
-
 /** An event converted to CEL values; reuse it for every rule of the module. */
 
 export class PreparedEvent {
@@ -339,7 +330,11 @@ export function evaluate(
 ): EvaluationResult {
   const prepared = event instanceof PreparedEvent ? event : prepareEvent(compiled.module, event);
   const context = prepared.context;
-  if (!compiled.seesCollectionEvents && !seenWithoutEventType(compiled.module, context.event_type)) return { matched: false, notForCollectionEvents: true };
+  if (!compiled.seesCollectionEvents && isCollectionEventType(context.event_type)) return { matched: false, notForCollectionEvents: true };
+  // Event types a module added after rules were written: seen only by a rule that reads
+  // event_type or the fields they are about (ct-log's lookalike events: `lookalike`).
+  const optIn = MODULE_OPT_IN_EVENTS[compiled.module]?.[String(context.event_type)];
+  if (optIn && !compiled.identifiers.has("event_type") && !compiled.identifiers.has(optIn)) return { matched: false, notForRule: true };
   context[LISTS_KEY] = listData;
   let value: unknown;
   try {

@@ -1,7 +1,7 @@
-import { CERT_WATCHER_IMPLICIT_EVENT_TYPES, CERT_WATCHER_SUGGESTED_RULES } from "../../../cert-watcher/events";
-import { CT_LOG_IMPLICIT_EVENT_TYPES, CT_LOG_SUGGESTED_RULES } from "../../../ct-log/events";
+import { CERT_WATCHER_SUGGESTED_RULES, certWatcherOptInEvents } from "../../../cert-watcher/events";
+import { CT_LOG_SUGGESTED_RULES } from "../../../ct-log/events";
 import { certWatcherVariables } from "./cert-watcher";
-import { ctLogVariables } from "./ct-log";
+import { ctLogOptInEvents, ctLogVariables } from "./ct-log";
 import { dnsWatcherVariables } from "./dns-watcher";
 import { rdapVariables } from "./rdap";
 import type { ModuleName, SuggestedRule, VariableSpec } from "./types";
@@ -16,15 +16,17 @@ export const MODULE_VARIABLES: Readonly<Record<ModuleName, readonly VariableSpec
 };
 
 /**
- * The event types a rule sees without naming `event_type` (engine.ts): a module's
- * original events; types added later (and collection events) must be asked for. null:
- * every type of the module but the collection events.
+ * Per module, event types a rule sees only when it reads `event_type` or the identifier
+ * given (the fields the event is about): types added after rules were written, whose
+ * other fields hold empty values a rule written for the module's first events would
+ * misread (`!cert.is_precert` on a lookalike event, which has no certificate; a rule on
+ * `validity_days` firing again on the not_in_ct event of the same scan).
  */
-export const IMPLICIT_EVENT_TYPES: Readonly<Record<ModuleName, readonly string[] | null>> = {
-  "ct-log": CT_LOG_IMPLICIT_EVENT_TYPES,
-  rdap: null,
-  "cert-watcher": CERT_WATCHER_IMPLICIT_EVENT_TYPES,
-  "dns-watcher": null,
+export const MODULE_OPT_IN_EVENTS: Readonly<Record<ModuleName, Readonly<Record<string, string>>>> = {
+  "ct-log": ctLogOptInEvents,
+  rdap: {},
+  "cert-watcher": certWatcherOptInEvents,
+  "dns-watcher": {},
 };
 
 /** The rules each module offers an organization that has none (introspection, the console). */
