@@ -22,7 +22,7 @@
  *
  * Pure: no database, no Workers APIs.
  */
-import { frameworkDefinitions, REFERENCE_PROFILE, TLS_VERSIONS, type JudgedCipherStatus, type JudgedProtocolStatus } from "./frameworks";
+import { frameworkDefinitions, REFERENCE_PROFILE, TLS_VERSIONS, type JudgedCipherStatus, type JudgedProtocolStatus } from "@trust-plane/tls-frameworks";
 
 export const VALIDITY_STATUSES = ["expired", "not_yet_valid", "expiring_soon", "valid", "unknown"] as const;
 export const PROTOCOL_STATUSES = ["legacy", "modern", "unknown"] as const satisfies readonly JudgedProtocolStatus[];

@@ -13,7 +13,7 @@
  * Pure: no database, no Workers APIs.
  */
 import type { LeafCertificate, ScanResult } from "@trust-plane/scan-contract";
-import { cipherSuiteCode, judgeTlsConfiguration, type FrameworkVerdict, type ObservedConfiguration, type WeakSuiteFinding } from "./frameworks";
+import { cipherSuiteCode, judgeTlsConfiguration, type FrameworkVerdict, type ObservedConfiguration, type WeakSuiteFinding } from "@trust-plane/tls-frameworks";
 import { daysLeft, validationStatus, type CipherStatus, type ProtocolStatus, type ValidationStatus } from "./indicators";
 import { buildCertScanEvent, type CertScanEvent, type ScanSubject } from "./events";
 
