@@ -3,6 +3,9 @@ import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqli
 
 import { id, organizationId, createdAt, updatedAt } from "./columns";
 
+/** What a list holds; the API schema, the normalization and the CEL list data derive from this. */
+export const LIST_TYPES = ["ip", "domain"] as const;
+export type ListType = (typeof LIST_TYPES)[number];
 
 export const ruleLists = sqliteTable(
   "rule_lists",
@@ -10,7 +13,7 @@ export const ruleLists = sqliteTable(
     id: id(),
     organizationId: organizationId(),
     name: text("name").notNull(),
-    listType: text("list_type", { enum: ["ip", "domain"] }).notNull(),
+    listType: text("list_type", { enum: LIST_TYPES }).notNull(),
     description: text("description").notNull().default(""),
     createdAt: createdAt(),
     updatedAt: updatedAt(),

@@ -12,7 +12,7 @@ import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import type { WatchedRecordType } from "../../platform/dns/presentation";
-import { normalizeDomain } from "../lists/domain";
+import { normalizeDomain } from "../../platform/net/domain";
 import { NO_DMARC, type DmarcRecord } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
 import type { DOMAIN_SORT } from "./schema";

@@ -11,7 +11,7 @@ import { badRequest, notFound } from "../../platform/errors";
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
-import { normalizeDomain } from "../lists/domain";
+import { normalizeDomain } from "../../platform/net/domain";
 import { diffSnapshots } from "./diff";
 import type { CHANGE_SORT, MONITOR_SORT } from "./schema";
 

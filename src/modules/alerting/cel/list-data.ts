@@ -9,9 +9,9 @@
  *   mapped IPv6 form `::ffff:a.b.c.d`, so entries of either spelling match it.
  * - domain lists: a Set of A-labels (see domainLookupKey).
  */
-import { domainLookupKey } from "../../lists/domain";
-import { parseIpEntry, parseIpv4Fast, parseIpAddress } from "../../lists/ip";
-import type { ListType } from "../../lists/normalize";
+import type { ListType } from "../../../db/schema";
+import { domainLookupKey } from "../../../platform/net/domain";
+import { parseIpEntry, parseIpv4Fast, parseIpAddress } from "../../../platform/net/ip";
 
 export interface RuleListInput {
   name: string;
