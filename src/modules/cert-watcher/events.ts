@@ -11,7 +11,7 @@
 import { z } from "zod";
 import { CONNECTION_METHODS, LeafCertificate, ScanResult } from "@trust-plane/scan-contract";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
-import { variablesOf } from "../alerting/cel/variables/from-schema";
+import { variablesOf } from "../../platform/event-variables";
 
 const result = ScanResult.shape;
 

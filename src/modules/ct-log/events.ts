@@ -19,7 +19,7 @@
  */
 import { z } from "zod";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
-import { variablesOf } from "../alerting/cel/variables/from-schema";
+import { variablesOf } from "../../platform/event-variables";
 import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";
 
 export const CtSctSchema = z.object({

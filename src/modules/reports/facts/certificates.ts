@@ -13,7 +13,7 @@
  */
 import { desc, eq, gte, lt, or, sql } from "drizzle-orm";
 import { certMonitors, certScans, certTargets } from "../../../db/schema/cert-watcher";
-import { LEGACY_PROTOCOLS, validityStatus } from "../../cert-watcher/indicators";
+import { LEGACY_PROTOCOLS, validityStatus } from "../../cert-watcher/contract";
 import type { MonitoredAsset } from "../document";
 import { sanitizeFailureMessage } from "../../../platform/collection";
 import { coverageOf, enabledAt, iso, recordFromLastCheck, type AuditScope, type ReaderPlan } from "./scope";

@@ -15,8 +15,7 @@
 import { sql } from "drizzle-orm";
 import { rdapChangeFacts, rdapHistory, rdapMonitors, rdapSnapshots, type RdapCheckStatus } from "../../../db/schema/rdap";
 import type { CollectionErrorClass } from "../../../platform/collection";
-import { registrantOf, registrarOf, type RegistrantIdentity, type RegistrarIdentity } from "../../rdap/facts";
-import { nameserverNames, statusValues } from "../../rdap/rdap-json";
+import { nameserverNames, registrantOf, registrarOf, statusValues, type RegistrantIdentity, type RegistrarIdentity } from "../../rdap/contract";
 import type { MonitoredAsset } from "../document";
 import { EXPIRY_WARNING_DAYS, type RuleId } from "../rules";
 import { coverageOf, enabledAt, iso, num, rawSelect, recordFromLastCheck, type AuditScope, type ReaderPlan } from "./scope";

@@ -1,7 +1,9 @@
-import { certWatcherVariables } from "./cert-watcher";
-import { ctLogVariables } from "./ct-log";
-import { dnsWatcherVariables } from "./dns-watcher";
-import { rdapVariables } from "./rdap";
+// The one place alerting learns each monitoring module's event variables: every module
+// declares its event once, in its events.ts (part of its contract, .dependency-cruiser.cjs).
+import { certWatcherVariables } from "../../../cert-watcher/events";
+import { ctLogVariables } from "../../../ct-log/events";
+import { dnsWatcherVariables } from "../../../dns-watcher/events";
+import { rdapVariables } from "../../../rdap/events";
 import type { ModuleName, VariableSpec } from "./types";
 
 export * from "./types";
