@@ -6,7 +6,10 @@
  *    (cert_scans, rdap_change_facts, ct_match_occurrences, dns_change_facts), as one
  *    statement of four scalar subqueries;
  *  - the live overview: `securityOverview` (its one D1 batch of statements plus the
- *    scoring), the code GET /api/dashboard/security-overview runs (target < 200 ms);
+ *    scoring and the category status), the code GET /api/dashboard/security-overview
+ *    runs (target < 200 ms); and the same a day later with nothing collected since, so
+ *    that every one of the 1,000 assets is uncollected (the category status's reasons and
+ *    "Monitoring data stale" then describe all of them);
  *  - the weekly report: reading the week's facts and the asset appendix, then rendering
  *    the PDF (target < 1 s for the rendering).
  *
@@ -31,6 +34,7 @@ import { loadConfig } from "../src/env";
 import { tenantDb } from "../src/platform/tenant";
 import { readAudit } from "../src/modules/reports/facts";
 import { scoreAudit } from "../src/modules/reports/scoring";
+import { assessCategories } from "../src/modules/reports/category-status";
 import { REPORT_EVIDENCE_LIMIT, securityOverview } from "../src/modules/reports/service";
 import { renderReportPdf } from "../src/modules/reports/pdf/render";
 import { expectedCollectionWindowSeconds } from "../src/modules/reports/freshness";
@@ -155,7 +159,9 @@ try {
     await d1
       .prepare(
         `UPDATE cert_targets SET last_scan_id = (SELECT s.id FROM cert_scans s WHERE s.target_id = cert_targets.id ORDER BY s.scanned_at DESC LIMIT 1),
-           last_scan_at = (SELECT max(s.scanned_at) FROM cert_scans s WHERE s.target_id = cert_targets.id) WHERE organization_id = ?`,
+           last_scan_at = (SELECT max(s.scanned_at) FROM cert_scans s WHERE s.target_id = cert_targets.id),
+           last_attempt_at = (SELECT max(s.scanned_at) FROM cert_scans s WHERE s.target_id = cert_targets.id),
+           last_success_at = (SELECT max(s.scanned_at) FROM cert_scans s WHERE s.target_id = cert_targets.id AND s.has_error = 0) WHERE organization_id = ?`,
       )
       .bind(org)
       .run();
@@ -233,7 +239,8 @@ try {
       times.push(performance.now() - s);
     }
     times.sort((a, b) => a - b);
-    return { label, median: times[Math.floor(times.length / 2)], p95: times[Math.min(times.length - 1, Math.ceil(times.length * 0.95) - 1)], min: times[0] };
+    const at = (q: number) => times[Math.min(times.length - 1, Math.ceil(times.length * q) - 1)];
+    return { label, median: times[Math.floor(times.length / 2)], p90: at(0.9), p95: at(0.95), min: times[0] };
   }
 
   if (process.env.BENCH_PROFILE) {
@@ -266,9 +273,24 @@ try {
       .first(),
   );
   let overviewResult: Awaited<ReturnType<typeof securityOverview>> | undefined;
-  const overview = await measure("security overview (all its D1 queries + scoring)", async () => {
+  const overview = await measure("security overview (all its D1 queries + scoring + category status)", async () => {
     overviewResult = await securityOverview(t, config, now);
   });
+  // The same organization seen a day later with nothing collected since: every asset is
+  // uncollected, so the category status and the stale evidence handle all 1,000 of them.
+  const blindAt = new Date(now.getTime() + DAY);
+  let blindResult: Awaited<ReturnType<typeof securityOverview>> | undefined;
+  const blindOverview = await measure("security overview, nothing collected for a day (every asset blind)", async () => {
+    blindResult = await securityOverview(t, config, blindAt);
+  });
+
+  // What the category status adds, alone: the pure computation on the facts the blind
+  // overview reads (every asset uncollected), beside the whole scoring of them.
+  const blindFacts = (
+    await readAudit({ t, mode: "live", window: { start: new Date(blindAt.getTime() - 7 * DAY), end: blindAt }, asOf: blindAt, now: blindAt, config, withAssets: false, evidenceLimit: 10 })
+  ).facts;
+  const statusOnly = await measure("category status alone (pure, every asset blind)", async () => void assessCategories(blindFacts));
+  const scoringOnly = await measure("scoring with status and stale evidence (pure, every asset blind)", async () => void scoreAudit(blindFacts));
 
   const week = { start: new Date(now.getTime() - 7 * DAY), end: now };
   let document: ReportDocument | undefined;
@@ -283,6 +305,7 @@ try {
       result: scoreAudit(reading.facts),
       collection_windows: reading.facts.coverage.map((c) => ({ module: c.module, seconds: expectedCollectionWindowSeconds(c.module, config) })),
       assets: reading.assets,
+      shared_sources: reading.shared_sources,
     };
   });
   let pdf: Uint8Array = new Uint8Array();
@@ -291,17 +314,22 @@ try {
   }, Math.min(RUNS, 10));
 
   const o = overviewResult!.data;
-  console.log(`overview: score ${o.overall_score} (${o.grade}), categories ${JSON.stringify(o.category_scores)}`);
+  console.log(`overview: score ${o.overall_score} (${o.grade}${o.provisional ? ", provisional" : ""}), categories ${JSON.stringify(o.category_scores)}`);
+  console.log(`          status ${Object.entries(o.category_status).map(([k, v]) => `${k} ${v.status} ${v.collected}/${v.expected}`).join(", ")}`);
+  const b = blindResult!.data;
+  console.log(`a day on: score ${b.overall_score} (${b.grade}${b.provisional ? ", provisional" : ""}), status ${Object.entries(b.category_status).map(([k, v]) => `${k} ${v.status} ${v.collected}/${v.expected}`).join(", ")}`);
   console.log(`          findings ${o.findings.map((f) => `${f.id}×${f.evidence_total}`).join(", ")}`);
   console.log(`report:   ${document!.assets.length} assets in the appendix, ${document!.result.findings.length} findings; PDF ${(pdf.length / 1024).toFixed(0)} KiB\n`);
 
-  const rows = [baseline, overview, reportFacts, render];
+  const rows = [baseline, overview, blindOverview, statusOnly, scoringOnly, reportFacts, render];
   const w = Math.max(...rows.map((r) => r.label.length));
-  console.log(`${"measure".padEnd(w)}  median ms   p95 ms   x baseline (median)`);
+  console.log(`${"measure".padEnd(w)}  median ms   p90 ms   p95 ms   x baseline (median)`);
   for (const r of rows) {
-    console.log(`${r.label.padEnd(w)}  ${r.median.toFixed(1).padStart(9)}  ${r.p95.toFixed(1).padStart(7)}   ${(r.median / baseline.median).toFixed(1).padStart(8)}`);
+    console.log(`${r.label.padEnd(w)}  ${r.median.toFixed(2).padStart(9)}  ${r.p90.toFixed(2).padStart(7)}  ${r.p95.toFixed(2).padStart(7)}   ${(r.median / baseline.median).toFixed(2).padStart(8)}`);
   }
-  console.log(`\ntargets: overview < 200 ms (${overview.median < 200 ? "met" : "MISSED"}), PDF rendering < 1000 ms (${render.median < 1000 ? "met" : "MISSED"})`);
+  console.log(
+    `\ntargets: overview < 200 ms (${overview.median < 200 && blindOverview.median < 200 ? "met" : "MISSED"}, both), PDF rendering < 1000 ms (${render.median < 1000 ? "met" : "MISSED"})`,
+  );
 } finally {
   await proxy.dispose();
 }

@@ -38,6 +38,10 @@ export interface Bindings {
   DNS_CONCURRENCY?: string;
   DNS_MAX_DOMAINS_PER_RUN?: string;
   DNS_TIMEOUT_MS?: string;
+  LOOKALIKE_CHECK_INTERVAL_SECONDS?: string;
+  LOOKALIKE_MAX_CHECKS_PER_RUN?: string;
+  LOOKALIKE_DISCOVERY_QUERIES_PER_DAY?: string;
+  LOOKALIKE_HTTPS_PORT?: string;
   SCAN_INTERVAL_SECONDS?: string;
   CT_START_POSITION?: string;
   CT_BATCH_SIZE?: string;
@@ -87,6 +91,17 @@ export interface Config {
     maxDomainsPerRun: number;
     /** Timeout of one DoH request. */
     timeoutMs: number;
+  };
+  /** Lookalike domains (src/modules/ct-log/lookalikes/). */
+  lookalikes: {
+    /** How often each lookalike's DNS, HTTPS port and (monthly) RDAP are checked again. */
+    checkIntervalSeconds: number;
+    /** Lookalikes checked per scheduled run (least recently checked first; the rest stay due). */
+    maxChecksPerRun: number;
+    /** DoH queries the registered-permutation discovery may spend per organization per UTC day (scheduled and on demand). */
+    discoveryQueriesPerDay: number;
+    /** The port whose accepting connections makes a lookalike `serving`. */
+    httpsPort: number;
   };
   scanIntervalSeconds: number;
   ctStartPosition: "end" | "start";
@@ -192,6 +207,12 @@ export function loadConfig(env: Bindings): Config {
       concurrency: int(env.DNS_CONCURRENCY, 16, 1, 64),
       maxDomainsPerRun: int(env.DNS_MAX_DOMAINS_PER_RUN, 2000, 1, 20_000),
       timeoutMs: int(env.DNS_TIMEOUT_MS, 5000, 1, 60_000),
+    },
+    lookalikes: {
+      checkIntervalSeconds: int(env.LOOKALIKE_CHECK_INTERVAL_SECONDS, 21_600, 60),
+      maxChecksPerRun: int(env.LOOKALIKE_MAX_CHECKS_PER_RUN, 200, 1, 5_000),
+      discoveryQueriesPerDay: int(env.LOOKALIKE_DISCOVERY_QUERIES_PER_DAY, 500, 0, 100_000),
+      httpsPort: int(env.LOOKALIKE_HTTPS_PORT, 443, 1, 65_535),
     },
     scanIntervalSeconds: int(env.SCAN_INTERVAL_SECONDS, 3600),
     ctStartPosition: env.CT_START_POSITION === "start" ? "start" : "end",

@@ -6,7 +6,7 @@
  */
 import type { CertScanEvent } from "../../src/modules/cert-watcher/events";
 import { buildRdapEvent, type RdapEvent } from "../../src/modules/rdap/events";
-import { NO_LOG, NO_TYPOSQUAT, type CtLogEvent } from "../../src/modules/ct-log/events";
+import { NO_LOG, NO_LOOKALIKE, NO_TYPOSQUAT, type CtLogEvent } from "../../src/modules/ct-log/events";
 import { NOT_A_COLLECTION_EVENT } from "../../src/platform/collection/event";
 import { DnsWatcherEventSchema, type DnsWatcherEvent } from "../../src/modules/dns-watcher/events";
 
@@ -59,6 +59,7 @@ export function ctLogEvent(): CtLogEvent {
     },
     rate: { count: 3, window: "1h", precert_count: 2, final_count: 1, total_count: 3 },
     typosquat: NO_TYPOSQUAT,
+    lookalike: NO_LOOKALIKE,
     filter_id: 7,
     matched_at: "2025-09-10T18:20:03Z",
   };

@@ -125,7 +125,7 @@ describe("CT ingest: matcher, commit, events", () => {
     expect(events).toHaveLength(2);
     expect(events.map((e) => e.id).sort()).toEqual(mf.map((m) => `ct-log:match:${m.matchId}:${filterId}`).sort());
     const ev = events.find((x) => x.event.cert.log_index === 1)!.event;
-    expect(Object.keys(ev).sort()).toEqual(["caa", "cert", "collection", "event_type", "filter_id", "kind", "log", "matched_at", "rate", "typosquat"]);
+    expect(Object.keys(ev).sort()).toEqual(["caa", "cert", "collection", "event_type", "filter_id", "kind", "log", "lookalike", "matched_at", "rate", "typosquat"]);
     expect(ev).toMatchObject({ kind: "match", filter_id: filterId, matched_at: occ[0].observedAt, caa, typosquat: { candidate_domain: "", evidence: [] } });
     // Two certificates (one with precert + final) matched this filter within the hour: 3 entries.
     expect(ev.rate).toEqual({ count: 2, window: "1h", precert_count: 2, final_count: 1, total_count: 3 });

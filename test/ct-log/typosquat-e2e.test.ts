@@ -5,50 +5,11 @@
 // endpoints show them with their evidence. Another organization gets 404; disabling
 // typosquatting stops detection at the next batch. Lookalikes are CT-Log events: a rule
 // on their evidence fires, and the AlertState's alarm delivers to the webhook receiver.
-import { AsnConvert, OctetString } from "@peculiar/asn1-schema";
-import { ECDSASigValue } from "@peculiar/asn1-ecc";
-import {
-  AlgorithmIdentifier, AttributeTypeAndValue, AttributeValue, Certificate, Extension, Extensions, GeneralName, Name, RelativeDistinguishedName,
-  SubjectAlternativeName, SubjectPublicKeyInfo, TBSCertificate, Validity, Version, id_ce_subjectAltName,
-} from "@peculiar/asn1-x509";
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, expectError, pollUntil, signup } from "../helpers";
+import { certificate } from "./certificates";
 import { createLog, cronAndWait, dohZone, logKey, postJson, publishLogList, runCron, uid, waitForPosition } from "./ingest-helpers";
-
-const ECDSA_WITH_SHA256 = "1.2.840.10045.4.3.2";
-
-/** A self-signed ECDSA P-256 certificate naming `names` (CN = the first); returns base64 DER and its SHA-256 hex. */
-async function certificate(names: string[]): Promise<{ b64: string; sha256: string }> {
-  const keys = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
-  const spki = AsnConvert.parse(new Uint8Array((await crypto.subtle.exportKey("spki", keys.publicKey)) as ArrayBuffer), SubjectPublicKeyInfo);
-  const name = new Name([new RelativeDistinguishedName([new AttributeTypeAndValue({ type: "2.5.4.3", value: new AttributeValue({ utf8String: names[0] }) })])]);
-  const serial = crypto.getRandomValues(new Uint8Array(8));
-  serial[0] &= 0x7f;
-  const tbs = new TBSCertificate({
-    version: Version.v3,
-    serialNumber: serial.buffer as ArrayBuffer,
-    signature: new AlgorithmIdentifier({ algorithm: ECDSA_WITH_SHA256 }),
-    issuer: name,
-    validity: new Validity({ notBefore: new Date(Date.now() - 3600_000), notAfter: new Date(Date.now() + 30 * 86400_000) }),
-    subject: name,
-    subjectPublicKeyInfo: spki,
-    extensions: new Extensions([
-      new Extension({
-        extnID: id_ce_subjectAltName,
-        critical: false,
-        extnValue: new OctetString(AsnConvert.serialize(new SubjectAlternativeName(names.map((dNSName) => new GeneralName({ dNSName }))))),
-      }),
-    ]),
-  });
-  const tbsDer = AsnConvert.serialize(tbs);
-  const raw = new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, keys.privateKey, tbsDer));
-  const sig = AsnConvert.serialize(new ECDSASigValue({ r: raw.slice(0, 32).buffer, s: raw.slice(32).buffer }));
-  const cert = new Certificate({ tbsCertificate: tbs, signatureAlgorithm: new AlgorithmIdentifier({ algorithm: ECDSA_WITH_SHA256 }), signatureValue: sig });
-  const der = new Uint8Array(AsnConvert.serialize(cert));
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", der));
-  return { b64: btoa(String.fromCharCode(...der)), sha256: Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("") };
-}
 
 describe("typosquatting end to end", () => {
   it("stores lookalikes of a protected filter seen through the Cron Trigger and serves them", async () => {

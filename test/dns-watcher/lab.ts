@@ -23,6 +23,10 @@ async function control(path: string, body: unknown): Promise<any> {
 
 /** Creates or replaces a child zone of test. (records: zone-file lines relative to the zone). */
 export const putZone = (name: string, records: string, mode: "signed" | "insecure" | "bogus" = "signed") => control("zone", { name, mode, records });
+/** Removes a zone a test put: its delegation goes, the name no longer exists. */
+export const removeZone = (name: string) => control("unzone", { name });
+/** named-checkzone's verdict on a zone file: {ok, output}. */
+export const checkZone = (zone: string, text: string): Promise<{ ok: boolean; output: string }> => control("checkzone", { zone, text });
 export const stopLab = (process: "unbound" | "dnsdist") => control("process", { process, action: "stop" });
 export const startLab = (process: "unbound" | "dnsdist") => control("process", { process, action: "start" });
 

@@ -159,6 +159,23 @@ describe("reports listing and download", () => {
     expectErrorShape(await call("GET", `/api/reports/abc/download`, { token: org.session }), 400, "validation_error");
     expect((await callAt("GET", "/api/reports", other.session)).body.data).toEqual([]);
   });
+
+  it("a report stored before category status and classified failures: status null, said in its PDF, no opaque runtime error shown", async () => {
+    const org = await signup("Older");
+    await makeReport(org, "Older Org", clock.now());
+    const [report] = (await callAt("GET", "/api/reports", org.session)).body.data;
+    // What such a report holds: no category status, an error text as the runtime gave it.
+    const opaque = "Scan failed: internal error; reference = 7epfj5hq0t4mqtbrkqi3jp6a";
+    await E.DB.prepare("UPDATE reports SET category_status = NULL WHERE id = ?").bind(report.id).run();
+    await E.DB.prepare("UPDATE report_findings SET evidence = json_set(evidence, '$[0].detail', ?) WHERE report_id = ?").bind(opaque, report.id).run();
+
+    const [older] = (await callAt("GET", "/api/reports", org.session)).body.data;
+    expect(older).toMatchObject({ id: report.id, category_status: null, provisional: null });
+    const text = squash((await inspectPdf((await download(org.session, report.id)).bytes)).text);
+    expect(text).toContain("This report was generated before what each category could assess was recorded");
+    expect(text).toContain("Scan failed: the runtime gave no reason");
+    expect(text).not.toMatch(/internal error/i);
+  });
 });
 
 describe("generation is idempotent", () => {

@@ -7,4 +7,5 @@ export * from "./ct-log";
 export * from "./rdap";
 export * from "./dns-watcher";
 export * from "./reports";
+export * from "./lookalikes";
 export * from "./identity";

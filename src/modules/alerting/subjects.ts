@@ -21,6 +21,8 @@ const get = (e: Ev, path: string): any => path.split(".").reduce<any>((o, k) => 
 export function eventAsset(module: ModuleName, e: Ev): string {
   switch (module) {
     case "ct-log":
+      // A lookalike domain is an asset of its own (its lifecycle and collection events).
+      if (get(e, "lookalike.domain")) return `lookalike:${get(e, "lookalike.domain")}`;
       return isCollectionEventType(e.event_type) ? `log:${get(e, "log.log_id") || get(e, "log.url") || ""}` : `filter:${e.filter_id ?? ""}`;
     case "rdap":
     case "dns-watcher":
@@ -33,6 +35,7 @@ export function eventAsset(module: ModuleName, e: Ev): string {
 export function eventSubject(module: ModuleName, e: Ev): string {
   switch (module) {
     case "ct-log":
+      if (get(e, "lookalike.domain")) return `lookalike:${get(e, "lookalike.domain")}`;
       // A collection event is about a log, not a certificate.
       return isCollectionEventType(e.event_type) ? `log:${get(e, "log.url") || get(e, "log.name") || ""}` : String(get(e, "cert.sha256") ?? "");
     case "rdap":
@@ -48,7 +51,9 @@ export function eventSubject(module: ModuleName, e: Ev): string {
 function collectionAsset(module: ModuleName, e: Ev): string {
   switch (module) {
     case "ct-log":
-      return `CT log ${get(e, "log.name") || get(e, "log.url") || "?"}`;
+      if (get(e, "lookalike.domain")) return `Lookalike ${get(e, "lookalike.domain_unicode") || get(e, "lookalike.domain")}`;
+      // One log, or several announced together ("3 CT logs: ...", no log_id: ct-log/collection.ts).
+      return get(e, "log.log_id") ? `CT log ${get(e, "log.name") || get(e, "log.url") || "?"}` : get(e, "log.name") || "CT logs";
     case "rdap":
       return `RDAP of ${e.domain ?? "?"}`;
     case "cert-watcher":
@@ -66,6 +71,12 @@ export function eventSummary(module: ModuleName, e: Ev): string {
   if (e.event_type === "collection_recovered") return `${collectionAsset(module, e)} is collected again`;
   switch (module) {
     case "ct-log": {
+      if (e.kind === "lookalike") {
+        const name = `Lookalike ${get(e, "lookalike.domain_unicode") || get(e, "lookalike.domain") || "?"} of ${get(e, "lookalike.protected_domain") || "?"}`;
+        const change = get(e, "lookalike.change") ? ` (${get(e, "lookalike.change")})` : "";
+        if (e.event_type === "lookalike_detected") return `${name} found (${get(e, "lookalike.source") === "ct" ? "in a certificate" : "registered"}): ${get(e, "lookalike.state")}`;
+        return `${name}: ${get(e, "lookalike.previous_state")} -> ${get(e, "lookalike.state")}${change}`;
+      }
       const names = (get(e, "cert.dns_names") as string[] | undefined) ?? [];
       const shown = names.slice(0, 3).join(", ") + (names.length > 3 ? ` (+${names.length - 3})` : "");
       return `Certificate for ${shown || get(e, "cert.subject") || "?"} in ${get(e, "cert.log_name") ?? "a CT log"}`;

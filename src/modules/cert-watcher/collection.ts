@@ -86,7 +86,11 @@ export function scanFailure(r: { error: string; error_class?: ScanErrorClass | n
  * The collection record of a target. Targets last scanned before the state was kept have
  * no attempt recorded: their latest scan stands for it (a failed one with its error).
  */
-export function targetRecord(t: TargetRow, latestScan?: { scannedAt: string; hasError: boolean; error: string } | null, where = ""): CollectionRecord {
+export function targetRecord(
+  t: Pick<TargetRow, "lastAttemptAt" | "lastSuccessAt" | "collectionFailingSince" | "collectionFailures" | "collectionNextAttemptAt" | "collectionErrorClass" | "collectionError">,
+  latestScan?: { scannedAt: string; hasError: boolean; error: string } | null,
+  where = "",
+): CollectionRecord {
   if (t.lastAttemptAt === null && latestScan) {
     const failed = latestScan.hasError ? scanFailure({ error: latestScan.error }, where) : null;
     return {

@@ -4,3 +4,4 @@
  */
 export { createMonitor } from "./service";
 export { LEGACY_PROTOCOLS, validityStatus } from "./indicators";
+export { scanTargetName, targetRecord } from "./collection";

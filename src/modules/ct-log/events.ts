@@ -11,6 +11,15 @@
  * rule such as `typosquat.evidence.exists(e, e == "confusable")` simply does not match a
  * filter match instead of failing on a missing field.
  *
+ * Lookalike domains are assets too (lookalikes/): `event_type` "lookalike_detected" when
+ * one is first found (by a certificate or by the registered-permutation discovery) and
+ * checked, "lookalike_state_changed" when a later check moves it (registered, resolving,
+ * mail_capable, serving, gone), both of kind "lookalike" with `lookalike.*` filled in and
+ * `lookalike.previous_state` naming where it came from. A lookalike whose checks fail
+ * twice in a row raises collection_failing with `lookalike.*` naming it (`log.*` empty).
+ * Rules see lookalike events only when they read `event_type` or `lookalike`, so a rule
+ * written for certificates (`filter_id == 3`) does not start firing on them.
+ *
  * `event_type` says the kind again ("match", "typosquat") beside the collection events
  * every module has ("collection_failing", "collection_recovered": a CT log the
  * organization relies on could not be read twice in a row / is read again). A collection
@@ -21,6 +30,7 @@ import { z } from "zod";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf } from "../../platform/event-variables";
 import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";
+import { LOOKALIKE_SOURCES, LOOKALIKE_STATES } from "./lookalikes/vocabulary";
 
 export const CtSctSchema = z.object({
   log_id: z.string().describe("Log ID (base64)"),
@@ -84,12 +94,37 @@ export const CtEventTyposquatSchema = z.object({
     .describe("Damerau-Levenshtein distance of the labels' skeletons, when an edit category applies (absent otherwise, test with has())"),
 });
 
+export const CtEventLookalikeSchema = z.object({
+  id: z.number().int().describe("The lookalike's id (GET /api/ct-log/lookalikes/{id}); 0 on other events"),
+  domain: z.string().describe('The lookalike registrable domain, A-labels (e.g. "xn--l1a5a3a.com")'),
+  domain_unicode: z.string().describe('The same in Unicode, as a browser shows it (e.g. "іьм.com")'),
+  protected_domain: z.string().describe("The protected registrable domain it imitates"),
+  source: z.enum(["", ...LOOKALIKE_SOURCES]).describe('"ct": a certificate named it; "permutation": the discovery found it registered'),
+  state: z.enum(["", ...LOOKALIKE_STATES]).describe("Its state after this event: new, registered, resolving, mail_capable, serving, gone (docs/lookalikes.md)"),
+  previous_state: z.enum(["", ...LOOKALIKE_STATES]).describe('Its state before this event ("" when just detected)'),
+  confidence: z.enum(["", ...CONFIDENCE]).describe('"low" or "high", as typosquat.confidence'),
+  evidence: z.array(z.string()).describe("Why it is a lookalike, corroboration included (brand_keyword, foreign_hosting, recently_registered)"),
+  registered: z.boolean().describe("Registered (NS at the name) at the latest check"),
+  resolves: z.boolean().describe("Has an A or AAAA address"),
+  has_mx: z.boolean().describe("Has an MX: can receive mail"),
+  serving: z.boolean().describe("Accepted a connection on the HTTPS port"),
+  registered_at: z.string().describe('RDAP registration date (ISO 8601), "" when not known'),
+  registrar: z.string().describe('RDAP registrar name, "" when not known'),
+  first_seen_at: z.string().describe("When it was first found, ISO 8601"),
+  change: z.string().describe('What the check saw change, in words ("MX 10 mx.ibn.com added"); "" when just detected'),
+});
+
 export const CtLogEventSchema = z.object({
-  event_type: eventTypeSchema(["match", "typosquat"], '"match" and "typosquat" as in kind'),
+  event_type: eventTypeSchema(
+    ["match", "typosquat", "lookalike_detected", "lookalike_state_changed"],
+    '"match" and "typosquat" as in kind; "lookalike_detected": a lookalike domain was found and checked for the first time; "lookalike_state_changed": a check moved a lookalike to another state (lookalike.previous_state, lookalike.state)',
+  ),
   collection: CollectionEventFieldsSchema,
   kind: z
-    .enum(["match", "typosquat", "collection"])
-    .describe('"match": a name matched a filter; "typosquat": a name is a lookalike of a typosquat-protected filter\'s domain; "collection": a collection event (see event_type)'),
+    .enum(["match", "typosquat", "lookalike", "collection"])
+    .describe(
+      '"match": a name matched a filter; "typosquat": a certificate name is a lookalike of a typosquat-protected filter\'s domain; "lookalike": a lookalike domain as an asset (detected, state changed); "collection": a collection event (see event_type)',
+    ),
   log: z
     .object({
       name: z.string().describe("The log's description"),
@@ -101,6 +136,7 @@ export const CtLogEventSchema = z.object({
   caa: CaaEvaluationSchema.describe("CAA check at observation time against current DNS (typosquat events: not evaluated, caa.error says so)"),
   rate: CtEventRateSchema.describe("Issuance rate for the filter (typosquat events: lookalikes of the protected domain)"),
   typosquat: CtEventTyposquatSchema.describe("The lookalike (typosquat events; empty values for a filter match)"),
+  lookalike: CtEventLookalikeSchema.describe("The lookalike domain (lookalike events, and collection events about a lookalike); empty values on other events"),
   filter_id: z.number().int().describe("The matching filter (typosquat events: the protected filter)"),
   matched_at: z.string().describe("When the match became visible (published after verification), ISO 8601"),
 });
@@ -111,12 +147,25 @@ export type CaaEvaluation = z.infer<typeof CaaEvaluationSchema>;
 export type CtEventRate = z.infer<typeof CtEventRateSchema>;
 export type CtEventTyposquat = z.infer<typeof CtEventTyposquatSchema>;
 export type CtEventLog = CtLogEvent["log"];
+export type CtEventLookalike = z.infer<typeof CtEventLookalikeSchema>;
 
 /** The CEL variable schema of CT-Log events (introspection, type checking). */
 export const ctLogVariables = variablesOf(CtLogEventSchema);
 
 /** `log` of a match or typosquat event. */
 export const NO_LOG: CtEventLog = { name: "", url: "", log_id: "" };
+
+/** `lookalike` of events that are not about a lookalike: every field empty. */
+export const NO_LOOKALIKE: CtEventLookalike = {
+  id: 0, domain: "", domain_unicode: "", protected_domain: "", source: "", state: "", previous_state: "", confidence: "", evidence: [],
+  registered: false, resolves: false, has_mx: false, serving: false, registered_at: "", registrar: "", first_seen_at: "", change: "",
+};
+
+/** The event types of the lookalike lifecycle. */
+export const LOOKALIKE_EVENT_TYPES = ["lookalike_detected", "lookalike_state_changed"] as const;
+
+/** Seen only by rules that read `event_type` or `lookalike` (alerting/cel/variables MODULE_OPT_IN_EVENTS). */
+export const ctLogOptInEvents: Readonly<Record<string, string>> = Object.fromEntries(LOOKALIKE_EVENT_TYPES.map((t) => [t, "lookalike"]));
 
 /** `typosquat` of a filter match: every field empty. */
 export const NO_TYPOSQUAT: CtEventTyposquat = { candidate_domain: "", protected_domain: "", certificate_name: "", evidence: [], confidence: "" };
@@ -133,7 +182,7 @@ export const CAA_NOT_EVALUATED: CaaEvaluation = {
 };
 
 export function buildMatchEvent(input: { cert: CtEventCert; caa: CaaEvaluation; rate: CtEventRate; filterId: number; matchedAt: string }): CtLogEvent {
-  return { event_type: "match", collection: NOT_A_COLLECTION_EVENT, kind: "match", log: NO_LOG, cert: input.cert, caa: input.caa, rate: input.rate, typosquat: NO_TYPOSQUAT, filter_id: input.filterId, matched_at: input.matchedAt };
+  return { event_type: "match", collection: NOT_A_COLLECTION_EVENT, kind: "match", log: NO_LOG, cert: input.cert, caa: input.caa, rate: input.rate, typosquat: NO_TYPOSQUAT, lookalike: NO_LOOKALIKE, filter_id: input.filterId, matched_at: input.matchedAt };
 }
 
 export function buildTyposquatEvent(input: {
@@ -152,7 +201,7 @@ export function buildTyposquatEvent(input: {
     confidence: input.typosquat.confidence,
   };
   if (input.typosquat.edit_distance !== undefined) typosquat.edit_distance = input.typosquat.edit_distance;
-  return { event_type: "typosquat", collection: NOT_A_COLLECTION_EVENT, kind: "typosquat", log: NO_LOG, cert: input.cert, caa: input.caa ?? CAA_NOT_EVALUATED, rate: input.rate, typosquat, filter_id: input.filterId, matched_at: input.matchedAt };
+  return { event_type: "typosquat", collection: NOT_A_COLLECTION_EVENT, kind: "typosquat", log: NO_LOG, cert: input.cert, caa: input.caa ?? CAA_NOT_EVALUATED, rate: input.rate, typosquat, lookalike: NO_LOOKALIKE, filter_id: input.filterId, matched_at: input.matchedAt };
 }
 
 /** Every cert.* field empty but the log's name. */
@@ -172,9 +221,50 @@ export function buildCtLogCollectionEvent(input: CollectionEventInput & { log: C
     log: { name: input.log.name, url: input.log.url, log_id: input.log.log_id },
     cert: noCertificate(input.log.name),
     caa: { ...CAA_NOT_EVALUATED, error: "not evaluated: collection event" },
-    rate: { count: 0, window: "", precert_count: 0, final_count: 0, total_count: 0 },
+    rate: NO_RATE,
     typosquat: NO_TYPOSQUAT,
+    lookalike: NO_LOOKALIKE,
     filter_id: 0,
+    matched_at: input.attemptedAt,
+  };
+}
+
+const NO_RATE: CtEventRate = { count: 0, window: "", precert_count: 0, final_count: 0, total_count: 0 };
+
+/** A lookalike detected (first check done) or moved to another state by a check; `at` is the check's time. */
+export function buildLookalikeEvent(input: {
+  eventType: (typeof LOOKALIKE_EVENT_TYPES)[number];
+  lookalike: CtEventLookalike;
+  filterId: number | null;
+  at: string;
+}): CtLogEvent {
+  return {
+    event_type: input.eventType,
+    collection: NOT_A_COLLECTION_EVENT,
+    kind: "lookalike",
+    log: NO_LOG,
+    cert: noCertificate(""),
+    caa: { ...CAA_NOT_EVALUATED, error: "not evaluated: lookalike event" },
+    rate: NO_RATE,
+    typosquat: NO_TYPOSQUAT,
+    lookalike: input.lookalike,
+    filter_id: input.filterId ?? 0,
+    matched_at: input.at,
+  };
+}
+
+/** A lookalike whose checks entered `failing` or recovered: `lookalike.*` names it, `log.*` is empty. */
+export function buildLookalikeCollectionEvent(input: CollectionEventInput & { lookalike: CtEventLookalike; filterId: number | null; attemptedAt: string }): CtLogEvent {
+  return {
+    ...collectionEventHead(input),
+    kind: "collection",
+    log: NO_LOG,
+    cert: noCertificate(""),
+    caa: { ...CAA_NOT_EVALUATED, error: "not evaluated: collection event" },
+    rate: NO_RATE,
+    typosquat: NO_TYPOSQUAT,
+    lookalike: input.lookalike,
+    filter_id: input.filterId ?? 0,
     matched_at: input.attemptedAt,
   };
 }

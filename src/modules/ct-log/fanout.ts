@@ -22,6 +22,7 @@ import { groupsUnderBudget } from "../../platform/groups";
 import type { QueueContext } from "../../platform/queue";
 import { buildMatchEvent, buildTyposquatEvent, type CtLogEvent } from "./events";
 import type { LogRef, ObservedEntry } from "./ingest";
+import { dismissedLookalikes } from "./lookalikes/store";
 import { filterRates, markMatchesEmitted, markTyposquatsEmitted, publishObservations, typosquatRates, unemittedMatches, unemittedTyposquats } from "./store";
 
 /** "Entries [from, to) of this log were published with something for these organizations." */
@@ -115,8 +116,11 @@ export async function unemittedEvents(db: Db, messages: readonly CtLogPublished[
       });
     }
   }
-  for (const at of new Set(lookalikes.map((t) => t.detectedAt))) {
-    const rows = lookalikes.filter((t) => t.detectedAt === at);
+  // A dismissed lookalike never alerts again: its certificates are marked emitted, without an event.
+  const dismissed = await dismissedLookalikes(db, lookalikes.map((t) => ({ organizationId: t.organizationId, domain: t.candidateDomain })));
+  const alerting = lookalikes.filter((t) => !dismissed.has(`${t.organizationId} ${t.candidateDomain}`));
+  for (const at of new Set(alerting.map((t) => t.detectedAt))) {
+    const rows = alerting.filter((t) => t.detectedAt === at);
     const rates = await typosquatRates(db, rows.map((r) => r.filterId), at);
     for (const r of rows) {
       events.push({

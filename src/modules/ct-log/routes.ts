@@ -12,6 +12,9 @@ import { auditInsert } from "../../platform/audit";
 import { principalOf, tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import { currentLogList, describeLogList } from "./loglist-service";
+import { discoverySettings } from "./lookalikes/discovery";
+import * as ls from "./lookalikes/schema";
+import * as lookalikes from "./lookalikes/service";
 import * as s from "./schema";
 import * as ct from "./service";
 
@@ -88,9 +91,11 @@ export const typosquatMatches = defineRoute({
     "A filter is protected when `typosquat_enabled`, enabled, not deleted and eligible; detection starts with the next batch of every log. " +
     "`candidate_domain`: registrable domain (A-labels) of `certificate_name`, the observed lookalike name; never the protected domain or a name below it. " +
     "`evidence`: categories, in a fixed order: `tld_change`, `confusable` (UTS #39 skeletons, lowercase, accents dropped), `affix`, `hyphenation` " +
-    "(also a label split by dots), `omission`, `repetition`, `transposition` (protected labels of 4+ characters), `edit_distance` (Damerau–Levenshtein " +
-    "<= 1 for protected labels of 5-7 characters, <= 2 for 8+, none below); non-ASCII candidates may add `script_mixing`, `mixed_numbers`, " +
-    "`unsafe_characters`, `whole_script`. `edit_distance` (field): the distance when an edit category applies, else null. " +
+    "(also a label split by dots), `omission`, `repetition`, `transposition` (protected labels of 3+ characters), `edit_distance` (Damerau–Levenshtein " +
+    "<= 1 for protected labels of 3-7 characters, <= 2 for 8+); non-ASCII candidates may add `script_mixing`, `mixed_numbers`, " +
+    "`unsafe_characters`, `whole_script`; `brand_keyword` (another name of the certificate carries the protected label) corroborates. " +
+    "`edit_distance` (field): the distance when an edit category applies, else null. `confidence`: `low` for an edit of a protected label " +
+    "shorter than 5 characters with nothing corroborating it, `high` otherwise (docs/lookalikes.md). " +
     "`subject`, `issuer`, `not_before`, `not_after`: of the first entry seen. `detected_at`: first observation; the 30-day window counts from `last_seen_at`. " +
     "Sort `evidence` orders by the comma-joined evidence list. A name that carries the whole protected domain as labels of another domain " +
     "(`paypal.com.evil.net`) is an `affix` (combosquat) of that domain's registrable domain (`evil.net`). " +
@@ -104,6 +109,62 @@ export const typosquatMatchDetail = defineRoute({
     "404 `not_found` when the organization has no such match in the 30-day window. Fields of the list row, plus `cert` (the cert.* fields of the " +
     "first entry seen) and `occurrences` (every log entry of the match, oldest first).",
   access: view, request: { params: s.Sha256Param, query: s.TyposquatDetailQuery }, responses: { 200: json(s.TyposquatMatchDetailResponse) },
+});
+const LOOKALIKE =
+  "A lookalike is one registrable domain imitating a protected one, found in a certificate (`source` ct) or by the registered-permutation " +
+  "discovery (`source` permutation), then checked on a schedule (DNS NS/A/AAAA/MX, a connection to the HTTPS port, RDAP registration). ";
+export const listLookalikes = defineRoute({
+  method: "get", path: "/api/ct-log/lookalikes", tags, summary: "The organization's lookalike domains, with their state",
+  description:
+    LOOKALIKE +
+    "`state`: new (not checked yet), registered (NS, no address), resolving (A/AAAA), mail_capable (MX), serving (accepts connections on the HTTPS port), " +
+    "gone (NXDOMAIN), dismissed. Filters `state` (or `open`), `confidence`, `source`; paged and sorted like the other lists.",
+  access: view, request: { query: ls.LookalikesQuery }, responses: { 200: json(ls.LookalikesResponse) },
+});
+export const exportLookalikes = defineRoute({
+  method: "get", path: "/api/ct-log/lookalikes/export", tags, summary: "The organization's open lookalikes as CSV, JSON, a blocklist or an RPZ zone",
+  description:
+    "Open lookalikes (not gone, not dismissed), as an attachment: `csv` (a formula-like cell is prefixed with an apostrophe), `json`, `txt` " +
+    "(one A-label domain a line, for blocklists and mail filters) or `rpz` (a DNS response-policy zone answering NXDOMAIN for each domain and everything " +
+    "below it, for BIND or Unbound). Names that are not letters, digits, hyphens and dots are left out of `txt` and `rpz`, and counted in a comment.",
+  access: view, request: { query: ls.ExportQuery },
+  responses: {
+    200: {
+      description: "The export",
+      content: {
+        "text/csv": { schema: { type: "string" } },
+        "application/json": { schema: { type: "object" } },
+        "text/plain": { schema: { type: "string" } },
+        "text/dns": { schema: { type: "string" } },
+      },
+    },
+  },
+});
+export const discoverLookalikes = defineRoute({
+  method: "post", path: "/api/ct-log/lookalikes/discover", tags, summary: "Look for registered permutations of protected domains now",
+  description:
+    "Generates the permutations the detection policy covers (dnstwist's families) of one protected filter (`filter_id`) or all, and asks DNS (NS, through " +
+    "DOH_RESOLVER_URLS) which are registered, most likely first, at most 200 queries per request and within what is left of the organization's daily " +
+    "budget (LOOKALIKE_DISCOVERY_QUERIES_PER_DAY, shared with the scheduled discovery). Registered ones the organization does not know yet become " +
+    "lookalikes (`source` permutation) and are checked within a minute. 400 when the filter does not protect a domain; 404 for another organization's filter.",
+  access: { permission: "ct-log:update_monitoring" }, audit: { action: "ct_lookalike.discover", targetType: "ct_filter" },
+  request: { body: body(ls.DiscoverRequest) }, responses: { 200: json(ls.DiscoverResponse) },
+});
+export const getLookalike = defineRoute({
+  method: "get", path: "/api/ct-log/lookalikes/{lookalike_id}", tags, summary: "One lookalike with its evidence, certificates, DNS, RDAP and timeline",
+  description:
+    LOOKALIKE +
+    "`comparison` sets the lookalike's label against the protected label character by character (same, confusable, changed, added, swapped; the script of " +
+    "each), `certificates` lists the certificates naming it (30 days), `timeline` what happened to it, `collection` whether its checks can be made.",
+  access: view, request: { params: ls.LookalikeIdParam }, responses: { 200: json(ls.LookalikeDetailResponse) },
+});
+export const dismissLookalike = defineRoute({
+  method: "post", path: "/api/ct-log/lookalikes/{lookalike_id}/dismiss", tags, summary: "Dismiss a lookalike for good (with a reason)",
+  description:
+    "A dismissed lookalike (e.g. the organization's own defensive registration) is no longer checked and never alerts again: neither its lifecycle events " +
+    "nor the CT-Log events of new certificates naming it. 409 `conflict` when it is already dismissed.",
+  access: { permission: "ct-log:update_monitoring" }, audit: { action: "ct_lookalike.dismiss", targetType: "ct_lookalike", idParam: "lookalike_id" },
+  request: { params: ls.LookalikeIdParam, body: body(ls.DismissRequest) }, responses: { 200: json(ls.LookalikeSchema) },
 });
 export const listProposals = defineRoute({
   method: "get", path: "/api/ct-log/proposals", tags, summary: "Names proposed by filter feeds",
@@ -138,6 +199,9 @@ export const listLogs = defineRoute({
     "`tree_size` (newest signed tree head seen), `verified_position` (entries below it are verified against a signed tree head and published), " +
     "`lag_entries` (`tree_size - verified_position`), `lag_seconds` (between the newest tree head and the last verified entry, as the log timestamped them; 0 when caught up), " +
     "`verified_tree_head_at`, `last_error` and `next_retry_at` (set while the log is backing off after a failure). `ingestion`: `not_started`, `up_to_date`, `catching_up` or `backing_off`. " +
+    "`collection`: could the log be read (state, last verified read, failing since, the classified error, next attempt). " +
+    "`log_list`: the list in use is a source too: `fetched` (signed, verified) or `bundled` (the shipped copy, because the signed list could not be had: `error` says why). " +
+    "`summary`: how many monitored logs are ok, failing, pending, and whether the organization relies on them (has an enabled filter). " +
     "A log is read as fast as its politeness settings allow (CT_REQUESTS_PER_SECOND, CT_CONCURRENCY, CT_LOG_POLITENESS).",
   access: view, responses: { 200: json(s.CtLogsResponse) },
 });
@@ -166,6 +230,23 @@ export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
     const q = c.req.valid("query");
     return c.json(await ct.typosquatMatchDetail(t(c), c.req.valid("param").sha256, q.filter_id, q.candidate_domain, c.get("now")), 200);
   });
+  app.openapi(listLookalikes, async (c) => c.json(await lookalikes.listLookalikes(t(c), c.req.valid("query")), 200));
+  // Before {lookalike_id}, which would otherwise see "export" as a (bad) id.
+  app.openapi(exportLookalikes, async (c) => {
+    const file = await lookalikes.exportLookalikes(t(c), c.req.valid("query").format, c.get("now"));
+    return c.body(file.body, 200, {
+      "content-type": file.contentType,
+      "content-disposition": `attachment; filename=${file.filename}`,
+      "cache-control": "private, no-store",
+    });
+  });
+  app.openapi(discoverLookalikes, async (c) =>
+    c.json(await lookalikes.discoverLookalikes(t(c), discoverySettings(c.get("config")), c.req.valid("json").filter_id, c.get("now")), 200),
+  );
+  app.openapi(getLookalike, async (c) => c.json(await lookalikes.lookalikeDetail(t(c), c.req.valid("param").lookalike_id), 200));
+  app.openapi(dismissLookalike, async (c) =>
+    c.json(await lookalikes.dismissLookalike(t(c), c.req.valid("param").lookalike_id, c.req.valid("json").reason, principalOf(c).userId ?? null, c.get("now")), 200),
+  );
   app.openapi(listProposals, async (c) => c.json(await ct.listProposals(t(c), c.req.valid("query")), 200));
   app.openapi(acceptProposal, async (c) => {
     const principal = principalOf(c);
@@ -187,6 +268,6 @@ export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json(accepted.body, 200);
   });
   app.openapi(dismissProposal, async (c) => c.json(await ct.dismissProposal(t(c), c.req.valid("param").proposal_id, c.get("now")), 200));
-  app.openapi(listLogs, async (c) => c.json(await ct.listLogs(c.get("db"), c.get("config"), c.get("now")), 200));
+  app.openapi(listLogs, async (c) => c.json(await ct.listLogs(t(c), c.get("config"), c.get("now")), 200));
   app.openapi(ctLogList, async (c) => c.json(describeLogList(await currentLogList(c.get("db"), c.get("config"), c.get("now"))), 200));
 }

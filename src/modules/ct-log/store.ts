@@ -71,7 +71,7 @@ const dialect = new SQLiteAsyncDialect();
  * Raw statements go to D1's own batch: drizzle's batch cannot bind the parameters of a
  * raw `sql` statement (it looks for a prepared statement the raw query does not have).
  */
-function statement(db: Db, query: SQL): D1PreparedStatement {
+export function statement(db: Db, query: SQL): D1PreparedStatement {
   const { sql: text, params } = dialect.sqlToQuery(query);
   return db.$client.prepare(text).bind(...params);
 }
@@ -93,6 +93,8 @@ export async function publishObservations(db: Db, log: LogRef, observed: readonl
   const proposals: unknown[] = [];
   const lookalikes: unknown[] = [];
   const lookalikeOccurrences: unknown[] = [];
+  /** One lookalike asset per (organization, candidate domain): the high-confidence sighting wins. */
+  const assets = new Map<string, { o: number; cd: string; p: string; f: number; e: string[]; ed: number | null; cf: string }>();
   const orgs = new Set<number>();
   for (const o of observed) {
     // The certificate and CAA columns travel as JSON text inside the row (json_extract then
@@ -120,6 +122,11 @@ export async function publishObservations(db: Db, log: LogRef, observed: readonl
       const key = { o: t.organizationId, f: t.filterId, cd: t.candidateDomain, d: o.dedupKey };
       lookalikes.push({ ...key, s: o.sha256, n: t.name, e: t.evidence, ek: t.evidence.join(","), ed: t.editDistance, cf: t.confidence, c: cert });
       lookalikeOccurrences.push({ ...key, i: o.logIndex, s: o.sha256, p: o.isPrecert ? 1 : 0 });
+      const assetKey = `${t.organizationId} ${t.candidateDomain}`;
+      const known = assets.get(assetKey);
+      if (!known || (known.cf === "low" && t.confidence === "high")) {
+        assets.set(assetKey, { o: t.organizationId, cd: t.candidateDomain, p: t.protectedDomain, f: t.filterId, e: t.evidence, ed: t.editDistance, cf: t.confidence });
+      }
     }
   }
   if (orgs.size === 0) return [];
@@ -171,6 +178,21 @@ export async function publishObservations(db: Db, log: LogRef, observed: readonl
           (SELECT t.id FROM ct_typosquat_matches t WHERE t.organization_id = ${v("o")} AND t.filter_id = ${v("f")} AND t.candidate_domain = ${v("cd")} AND t.dedup_key = ${v("d")}),
           ${log.logId}, ${log.logName}, ${v("i")}, ${v("s")}, ${v("p")}, ${VISIBLE_AT}
         FROM json_each(${rows}) j`),
+    );
+  }
+  // The lookalike assets (lookalikes/): a new one is due for its first check at once; a sighting
+  // of a known one moves its certificate time, raises a low confidence the certificate
+  // corroborates, and has a `gone` one checked again.
+  for (const rows of jsonChunks([...assets.values()])) {
+    statements.push(
+      statement(db, sql`INSERT INTO ct_lookalikes (organization_id, domain, protected_domain, filter_id, source, evidence, edit_distance, confidence, state, state_changed_at, first_seen_at, certificate_seen_at, collection_next_attempt_at)
+        SELECT ${v("o")}, ${v("cd")}, ${v("p")}, ${v("f")}, 'ct', ${v("e")}, ${v("ed")}, ${v("cf")}, 'new', ${VISIBLE_AT}, ${VISIBLE_AT}, ${VISIBLE_AT}, ${VISIBLE_AT}
+        FROM json_each(${rows}) j WHERE true
+        ON CONFLICT (organization_id, domain) DO UPDATE SET
+          certificate_seen_at = excluded.certificate_seen_at,
+          evidence = CASE WHEN ct_lookalikes.confidence = 'low' AND excluded.confidence = 'high' THEN excluded.evidence ELSE ct_lookalikes.evidence END,
+          confidence = CASE WHEN excluded.confidence = 'high' THEN 'high' ELSE ct_lookalikes.confidence END,
+          collection_next_attempt_at = CASE WHEN ct_lookalikes.state = 'gone' THEN excluded.collection_next_attempt_at ELSE ct_lookalikes.collection_next_attempt_at END`),
     );
   }
   await db.$client.batch(statements);
@@ -329,8 +351,11 @@ export async function saveLogState(db: Db, s: Omit<CursorStatus, "inProgress">, 
     verifiedTreeHeadAt: s.verifiedTreeHeadAt,
     lastEntryAt: s.lastEntryAt,
     lastRunAt: s.lastRunAt,
+    lastSuccessAt: s.lastSuccessAt ?? null,
     lastError: s.lastError,
+    lastErrorClass: s.lastErrorClass ?? null,
     consecutiveFailures: s.consecutiveFailures,
+    failingSince: s.failingSince ?? null,
     backoffUntil: s.backoffUntil,
     entriesProcessed: s.entriesProcessed,
     matchesFound: s.matchesFound,

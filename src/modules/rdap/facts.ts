@@ -141,6 +141,12 @@ export function registrantChanged(previous: RegistrantIdentity | null, current: 
   ]);
 }
 
+/** The "registration" event as a canonical ISO instant, or null (the lookalike lifecycle reads it). */
+export function registrationDate(rdapJson: unknown): string | null {
+  const d = eventDate(rdapJson, "registration");
+  return d === null ? null : canonicalInstant(d);
+}
+
 /** The "expiration" event (not the ICANN "registrar expiration") as a canonical ISO instant, or null. */
 export function expirationDate(rdapJson: unknown): string | null {
   const d = eventDate(rdapJson, "expiration");

@@ -21,6 +21,7 @@ import type { Db } from "../../db/client";
 import { organizations, users } from "../../db/schema/platform";
 import { reportFindings, reports } from "../../db/schema/reports";
 import type { Config } from "../../env";
+import { isOpaqueRuntimeError, sanitizeFailureMessage } from "../../platform/collection";
 import { isUniqueViolation } from "../../platform/db-errors";
 import { enqueueMail, renderedAttachment } from "../../platform/mailer";
 import { tenantDb, type Tenant } from "../../platform/tenant";
@@ -153,9 +154,17 @@ function findingFromRow(r: typeof reportFindings.$inferSelect): Finding {
     condition: rule.condition,
     references: rule.references.map((id) => ({ id, framework: REFERENCES[id].framework, title: REFERENCES[id].title })),
     affected_assets: r.affectedAssets,
-    evidence: r.evidence as Evidence[],
+    evidence: (r.evidence as Evidence[]).map((e) => ({ ...e, detail: withoutOpaqueError(e.detail) })),
     evidence_total: r.evidenceTotal,
   };
+}
+
+/**
+ * A stored text as it may be shown: reports stored before failures were classified may
+ * hold the runtime's opaque "internal error; reference = …" in an error's words.
+ */
+function withoutOpaqueError(text: string): string {
+  return isOpaqueRuntimeError(text) ? sanitizeFailureMessage(text) : text;
 }
 
 /** The PDF of one of the organization's reports (404 for another organization's id). */
@@ -182,7 +191,7 @@ async function renderStored(t: Tenant, report: typeof reports.$inferSelect): Pro
       findings: rows.map(findingFromRow),
     },
     collection_windows: appendix.collection_windows,
-    assets: appendix.assets,
+    assets: appendix.assets.map((a) => ({ ...a, detail: withoutOpaqueError(a.detail) })),
     shared_sources: appendix.shared_sources,
   };
   return { filename: report.pdfFilename, pdf: await renderReportPdf(document) };

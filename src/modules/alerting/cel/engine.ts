@@ -15,7 +15,7 @@ import { Environment, ParseError, TypeError as CelTypeError } from "@marcbachman
 import { isCollectionEventType } from "../../../platform/collection/event";
 import { buildEventShape, celTypeOf, convertEvent, type EventShape } from "./event-shape";
 import { EMPTY_LIST_DATA, type ListData } from "./list-data";
-import { MODULE_VARIABLES, type ModuleName } from "./variables";
+import { MODULE_OPT_IN_EVENTS, MODULE_VARIABLES, type ModuleName } from "./variables";
 import { COMPILE_LIMITS, comprehensionNesting, MAX_COMPREHENSION_NESTING, meterComprehensions, withBudget } from "./cost";
 import { registerRe2Matches, startExpression } from "./regex";
 
@@ -66,6 +66,8 @@ export interface CompiledRule {
    * read as a finding (`dmarc.current.p != "reject"` on a domain that merely went blind).
    */
   seesCollectionEvents: boolean;
+  /** The identifiers the rule reads (for the module's opt-in event types, MODULE_OPT_IN_EVENTS). */
+  readonly identifiers: ReadonlySet<string>;
   /** @internal the parsed, type-checked cel-js program. */
   readonly program: (context: Record<string, unknown>) => unknown;
 }
@@ -75,6 +77,8 @@ export interface EvaluationResult {
   error?: string;
   /** The event is a collection event and the rule does not read `event_type` or `collection` (see CompiledRule.seesCollectionEvents). */
   notForCollectionEvents?: true;
+  /** The event is of a type the rule does not opt into (MODULE_OPT_IN_EVENTS). */
+  notForRule?: true;
 }
 
 /** The key under which the evaluation context carries the ListData (not a CEL variable). */
@@ -248,6 +252,7 @@ function compileUncached(module: ModuleName, expression: string, known: Readonly
     listNames: [...listNames].sort(),
     resultType: checked.type,
     seesCollectionEvents: identifiers.has("event_type") || identifiers.has("collection"),
+    identifiers,
     program: program as unknown as CompiledRule["program"],
   };
 }
@@ -325,6 +330,10 @@ export function evaluate(
   const prepared = event instanceof PreparedEvent ? event : prepareEvent(compiled.module, event);
   const context = prepared.context;
   if (!compiled.seesCollectionEvents && isCollectionEventType(context.event_type)) return { matched: false, notForCollectionEvents: true };
+  // Event types a module added after rules were written: seen only by a rule that reads
+  // event_type or the fields they are about (ct-log's lookalike events: `lookalike`).
+  const optIn = MODULE_OPT_IN_EVENTS[compiled.module]?.[String(context.event_type)];
+  if (optIn && !compiled.identifiers.has("event_type") && !compiled.identifiers.has(optIn)) return { matched: false, notForRule: true };
   context[LISTS_KEY] = listData;
   let value: unknown;
   try {

@@ -7,16 +7,20 @@
  * Assets are the IP targets of the monitors (`cn:port (ip)`): enabled when both the
  * target and its monitor are. Live, an endpoint counts by its latest scan, and a
  * certificate that expired since that scan counts as expired (as the monitor
- * indicators do); in a report, every scan inside the period counts, and freshness is
- * the newest scan at the period's end (every scan is stored, so a week generated late
- * is judged exactly).
+ * indicators do); in a report, every scan inside the period counts. Freshness is the
+ * target's collection state as the cert-watcher keeps it (a scan that obtained a TLS
+ * answer is a success; a failed scan, or a job no agent answered, a failed attempt):
+ * live its last success, in a report its newest scan without error by the period's end
+ * (every scan is stored, so a week generated late is judged exactly).
  */
 import { desc, eq, gte, lt, or, sql } from "drizzle-orm";
 import { certMonitors, certScans, certTargets } from "../../../db/schema/cert-watcher";
 import { LEGACY_PROTOCOLS, validityStatus } from "../../cert-watcher/contract";
 import type { MonitoredAsset } from "../document";
 import { sanitizeFailureMessage } from "../../../platform/collection";
-import { coverageOf, enabledAt, iso, recordFromLastCheck, type AuditScope, type ReaderPlan } from "./scope";
+import type { CollectionRecord } from "../../../platform/collection";
+import { scanTargetName, targetRecord } from "../../cert-watcher/contract";
+import { coverageOf, enabledAt, iso, type AuditScope, type ReaderPlan } from "./scope";
 import type { EndpointScan } from "./types";
 
 const scanColumns = {
@@ -74,11 +78,12 @@ function endpointScan(cn: string, port: number, ip: string, s: ScanRow, expiredN
 }
 
 /** The appendix line of one endpoint. */
-function assetOf(name: string, enabled: boolean, s: ScanRow | null, collectedAt: string | null, now: Date): MonitoredAsset {
-  const base = { module: "cert-watcher" as const, asset: name, last_collected_at: collectedAt };
+function assetOf(name: string, enabled: boolean, s: ScanRow | null, collection: CollectionRecord, now: Date): MonitoredAsset {
+  const base = { module: "cert-watcher" as const, asset: name, last_collected_at: collection.lastSuccessAt };
   if (!enabled) return { ...base, status: "paused", state: "Paused", detail: "target or monitor disabled" };
-  if (!s?.scannedAt) return { ...base, status: "pending", state: "Not yet scanned", detail: "" };
-  if (s.hasError) return { ...base, status: "problem", state: "Scan failed", detail: sanitizeFailureMessage(s.error ?? "") };
+  // Never scanned, with the reason when attempts failed (no agent took the job, it gave up).
+  if (!s?.scannedAt) return { ...base, status: collection.errorMessage ? "problem" : "pending", state: "Not yet scanned", detail: collection.errorMessage ?? "" };
+  if (s.hasError) return { ...base, status: "problem", state: "Scan failed", detail: collection.errorMessage ?? sanitizeFailureMessage(s.error ?? "") };
   const validity = validityStatus(null, s.notAfter, now);
   const legacy = (s.protocols ?? []).filter((p) => LEGACY_PROTOCOLS.includes(p));
   const problems = [
@@ -108,12 +113,30 @@ type TargetRow = ScanRow & {
   port: number;
   monitorEnabled: boolean;
   monitorUpdatedAt: string;
-  /** Newest scan without error at or before asOf. */
-  collectedAt: string | null;
-  /** Newest scan at or before the period's end (a report only). */
+  lastAttemptAt: string | null;
+  lastSuccessAt: string | null;
+  collectionFailingSince: string | null;
+  collectionFailures: number;
+  collectionNextAttemptAt: string | null;
+  collectionErrorClass: string | null;
+  collectionError: string | null;
+  targetDns: string | null;
+  /** Newest scan without error, and newest scan, at or before the period's end (a report only). */
+  collectedByEnd?: string | null;
   scannedByEnd?: string | null;
 };
 type FlaggedRow = ScanRow & { cn: string; port: number; ip: string };
+
+/**
+ * A target's collection record: as the cert-watcher keeps it (its latest scan standing
+ * for an attempt made before that was recorded); in a report, collected as of the
+ * period's end.
+ */
+function collectionOf(r: TargetRow): CollectionRecord {
+  const latest = r.scannedAt ? { scannedAt: r.scannedAt, hasError: r.hasError === true, error: r.error ?? "" } : null;
+  const record = targetRecord(r as Parameters<typeof targetRecord>[0], latest, scanTargetName(r.ip, r.port, r.targetDns || r.cn));
+  return r.scannedByEnd === undefined ? record : { ...record, lastSuccessAt: r.collectedByEnd ?? null };
+}
 
 export function readCertificates(scope: AuditScope): ReaderPlan<{ endpoint_scans: EndpointScan[] }> {
   const { t, now, asOf } = scope;
@@ -132,17 +155,26 @@ export function readCertificates(scope: AuditScope): ReaderPlan<{ endpoint_scans
         // `enabled` would collapse into one (and shift every column after them).
         monitorEnabled: sql`${certMonitors.enabled}`.mapWith(Boolean).as("monitor_enabled"),
         monitorUpdatedAt: certMonitors.updatedAt,
+        targetDns: certMonitors.targetDns,
         ...scanColumns,
-        // Freshness counts a scan that collected a certificate (one that failed to
-        // connect collected nothing): the target's newest scan without error at asOf
-        // (scans are all stored: a walk back from asOf in cert_scans_monitor_time_idx;
-        // qualified by hand, as drizzle writes bare column names inside `sql`), and a
-        // report also needs its newest attempt by the period's end.
-        collectedAt: sql<string | null>`(SELECT s.scanned_at FROM cert_scans s
-          WHERE s.monitor_id = cert_targets.monitor_id AND s.target_id = cert_targets.id AND s.scanned_at <= ${iso(asOf)} AND s.has_error = 0
-          ORDER BY s.scanned_at DESC LIMIT 1)`.as("collected_at"),
+        // The target's collection state (cert-watcher/collection.ts): a success is a scan
+        // that obtained a TLS answer; jobs no agent answered are failed attempts too.
+        lastAttemptAt: certTargets.lastAttemptAt,
+        lastSuccessAt: certTargets.lastSuccessAt,
+        collectionFailingSince: certTargets.collectionFailingSince,
+        collectionFailures: certTargets.collectionFailures,
+        collectionNextAttemptAt: certTargets.collectionNextAttemptAt,
+        collectionErrorClass: certTargets.collectionErrorClass,
+        collectionError: certTargets.collectionError,
+        // A report judges freshness at the period's end: scans are all stored, so its newest
+        // successful and newest scan by then are known exactly (a walk back from the end in
+        // cert_scans_monitor_time_idx; qualified by hand, as drizzle writes bare column names
+        // inside `sql`).
         ...(period
           ? {
+              collectedByEnd: sql<string | null>`(SELECT s.scanned_at FROM cert_scans s
+                WHERE s.monitor_id = cert_targets.monitor_id AND s.target_id = cert_targets.id AND s.scanned_at <= ${iso(asOf)} AND s.has_error = 0
+                ORDER BY s.scanned_at DESC LIMIT 1)`.as("collected_by_end"),
               scannedByEnd: sql<string | null>`(SELECT s.scanned_at FROM cert_scans s
                 WHERE s.monitor_id = cert_targets.monitor_id AND s.target_id = cert_targets.id AND s.scanned_at <= ${iso(asOf)}
                 ORDER BY s.scanned_at DESC LIMIT 1)`,
@@ -194,17 +226,11 @@ export function readCertificates(scope: AuditScope): ReaderPlan<{ endpoint_scans
           // A target has no change time of its own: its monitor's says whether the pair changed since asOf.
           enabled: r.targetEnabled && enabledAt(scope, { enabled: r.monitorEnabled, createdAt: r.createdAt, updatedAt: r.monitorUpdatedAt }),
           createdAt: r.createdAt,
-          collection: recordFromLastCheck({
-            lastAttemptAt: period ? (r.scannedByEnd ?? null) : r.lastScanAt,
-            lastSuccessAt: r.collectedAt,
-            failed: r.hasError === true,
-            failure: r.error,
-            target: { host: r.ip, port: r.port, what: `TLS scan of ${endpointName(r.cn, r.port, r.ip)}` },
-          }),
+          collection: collectionOf(r),
         })),
       );
       const assets = scope.withAssets
-        ? targets.map((r) => assetOf(endpointName(r.cn, r.port, r.ip), r.targetEnabled && r.monitorEnabled, r.scannedAt ? r : null, r.scannedAt && !r.hasError ? r.scannedAt : r.collectedAt, now))
+        ? targets.map((r) => assetOf(endpointName(r.cn, r.port, r.ip), r.targetEnabled && r.monitorEnabled, r.scannedAt ? r : null, collectionOf(r), now))
         : [];
       return { facts: { endpoint_scans }, coverage, assets };
     },

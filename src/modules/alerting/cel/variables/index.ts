@@ -1,7 +1,7 @@
 // The one place alerting learns each monitoring module's event variables: every module
 // declares its event once, in its events.ts (part of its contract, .dependency-cruiser.cjs).
 import { certWatcherVariables } from "../../../cert-watcher/events";
-import { ctLogVariables } from "../../../ct-log/events";
+import { ctLogOptInEvents, ctLogVariables } from "../../../ct-log/events";
 import { dnsWatcherVariables } from "../../../dns-watcher/events";
 import { rdapVariables } from "../../../rdap/events";
 import type { ModuleName, VariableSpec } from "./types";
@@ -13,4 +13,17 @@ export const MODULE_VARIABLES: Readonly<Record<ModuleName, readonly VariableSpec
   rdap: rdapVariables,
   "cert-watcher": certWatcherVariables,
   "dns-watcher": dnsWatcherVariables,
+};
+
+/**
+ * Per module, event types a rule sees only when it reads `event_type` or the identifier
+ * given (the fields the event is about): types added after rules were written, whose
+ * other fields hold empty values a rule written for the module's first events would
+ * misread (`!cert.is_precert` on a lookalike event, which has no certificate).
+ */
+export const MODULE_OPT_IN_EVENTS: Readonly<Record<ModuleName, Readonly<Record<string, string>>>> = {
+  "ct-log": ctLogOptInEvents,
+  rdap: {},
+  "cert-watcher": {},
+  "dns-watcher": {},
 };
