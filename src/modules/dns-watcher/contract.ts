@@ -3,3 +3,4 @@
  * dns-watcher's events.ts, nothing else: the rest of the module is its own to change).
  */
 export { watchProposedName } from "./service";
+export { domainCollection, type DomainCollectionColumns } from "./collection";

@@ -3,3 +3,4 @@
  * lists's events.ts, nothing else: the rest of the module is its own to change).
  */
 export { listNames, loadListsForRules } from "./service";
+export { normalizeSpkiHash } from "./normalize";

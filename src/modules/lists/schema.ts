@@ -9,7 +9,7 @@ export const ListSummary = z
   .object({
     id: z.number().int(),
     name: z.string(),
-    list_type: z.enum(LIST_TYPES),
+    list_type: z.enum(LIST_TYPES).openapi({ description: "ip: addresses and CIDR networks; domain: domain names; spki: keys as the SHA-256 of their SubjectPublicKeyInfo (the CT module's known keys)" }),
     description: z.string(),
     entry_count: z.number().int(),
     entry_limit: z.number().int().openapi({ description: "Per-list entry limit of the current tier" }),

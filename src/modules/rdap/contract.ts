@@ -8,3 +8,4 @@ export { findRdapServers } from "./bootstrap";
 export { loadBootstrap } from "./bootstrap-store";
 export { fetchDomain } from "./client";
 export { nameserverNames, statusValues } from "./rdap-json";
+export { monitorCollection, type MonitorCollectionColumns } from "./collection";

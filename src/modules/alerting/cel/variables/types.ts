@@ -1,6 +1,6 @@
 import type { MonitoringModule } from "../../../../platform/permissions";
 
-export type { VariableSpec, VariableType } from "../../../../platform/event-variables";
+export type { SuggestedRule, VariableSpec, VariableType } from "../../../../platform/event-variables";
 
 /** The modules whose events alert rules read: the monitoring modules (declared once in platform/permissions.ts). */
 export type ModuleName = MonitoringModule;
