@@ -23,6 +23,7 @@
  * way the port is built by serviceCursorData (src/ct-cursor-data.ts).
  */
 import { DurableObject } from "cloudflare:workers";
+import { logUnexpected } from "../src/platform/collection";
 import { serviceCursorData } from "../src/ct-cursor-data";
 import type { Bindings } from "../src/env";
 import type { CtLogCursorRpc, CursorOptions, CursorStatus } from "../src/modules/ct-log/cursor-contract";
@@ -112,8 +113,8 @@ export class CtLogCursor extends DurableObject<Bindings> implements CtLogCursorR
       });
       resumeAfterMs = result.resumeAfterMs;
     } catch (err) {
-      // Only the store or the environment can fail here (runCursor records log failures).
-      console.error(`ct-log cursor ${log.description}: ${String(err)}`);
+      // Only the store or the environment can fail here (runCursor records log failures): a fault of ours.
+      logUnexpected(`ct-log cursor ${log.description}`, err);
     }
     // A backlog remains: read on at once, in a fresh invocation (its own time and CPU limits).
     // Backing off: not before the log may be asked again (a poke may still arm an earlier, idle run).

@@ -33,6 +33,10 @@
  *     runs the cursors inside the API Worker instead, as a one-Worker deployment does.
  * Configuration variables set in the environment (SIGNUP_ENABLED, SMTP_URL, ...)
  * are passed to the Worker too, overriding wrangler.toml and .dev.vars.
+ * workerd's own report of each DNS lookup that fails (an ERROR block with a native stack,
+ * printed even when the Worker handles the failure) is counted and summarized every ten
+ * minutes instead of printed (runtime-log.mjs): the service says each failing source
+ * itself, once per interval.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -40,6 +44,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { unstable_DevEnv, unstable_startWorker } from "wrangler";
 import { freePort, startLocalEdge } from "./local-edge.mjs";
+import { quietRuntimeLog } from "./runtime-log.mjs";
+
+const runtimeLog = quietRuntimeLog();
 
 /** The KEY=VALUE lines of a .dev.vars file (dotenv syntax, as wrangler reads it); {} when there is none. */
 function readDevVars(path) {
@@ -188,6 +195,7 @@ const stop = async () => {
   if (stopping) return;
   stopping = true;
   clearInterval(cron);
+  runtimeLog.summarize();
   edge.close();
   await worker.dispose().catch(() => {});
   await ingest?.dispose().catch(() => {});

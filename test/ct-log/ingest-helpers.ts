@@ -39,7 +39,7 @@ export async function requests(log: string): Promise<{ path: string; query: stri
 }
 
 /** Publishes a signed log list naming fixture logs; returns the env overrides that point the service at it. */
-export async function publishLogList(name: string, logs: { log: string; protocol: "rfc6962" | "static-ct"; state?: string }[]) {
+export async function publishLogList(name: string, logs: { log: string; protocol: "rfc6962" | "static-ct"; state?: string; url?: string }[]) {
   const { url } = await postJson("/ctlog/__control/loglists", { name, logs });
   const { pem } = (await (await fetch(`${base}/ctlog/__control/loglist-key`)).json()) as { pem: string };
   return { CT_LOG_LIST_URL: url as string, CT_LOG_LIST_PUBLIC_KEY: pem };

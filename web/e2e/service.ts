@@ -58,13 +58,18 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** `npm start` with `env` over the current environment and state in `stateDir`; resolves once /api/health answers. */
-export async function startService(opts: { stateDir: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunningService> {
+/**
+ * `npm start` with `env` over the current environment and state in `stateDir`; resolves once /api/health answers.
+ * `host`: the name the service is reached and addressed by (PUBLIC_BASE_URL); `localhost` where the
+ * browser needs a domain rather than an address (a WebAuthn relying party id cannot be an IP address).
+ */
+export async function startService(opts: { stateDir: string; env: NodeJS.ProcessEnv; timeoutMs?: number; host?: "127.0.0.1" | "localhost" }): Promise<RunningService> {
   const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const baseUrl = `http://${opts.host ?? "127.0.0.1"}:${port}`;
   // PUBLIC_BASE_URL is left to npm start's default (the address it serves), which the browser tests' invitation links rely on.
   const { PUBLIC_BASE_URL: _unset, ...inherited } = process.env;
-  const env = { ...inherited, ...opts.env, PORT: String(port), TRUST_PLANE_STATE_DIR: opts.stateDir };
+  const publicBase = opts.host === "localhost" ? { PUBLIC_BASE_URL: baseUrl } : {};
+  const env = { ...inherited, ...opts.env, ...publicBase, PORT: String(port), TRUST_PLANE_STATE_DIR: opts.stateDir };
   const server: ChildProcess = spawn("npm", ["start"], { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   const keep = (d: Buffer) => {

@@ -112,7 +112,7 @@ export const get = <T = any>(path: string, query?: Query, opts: Omit<CallOptions
 export const post = <T = any>(path: string, body?: unknown, opts: CallOptions = {}) => api<T>("POST", path, { ...opts, body: body ?? {} });
 export const put = <T = any>(path: string, body: unknown) => api<T>("PUT", path, { body });
 export const patch = <T = any>(path: string, body: unknown) => api<T>("PATCH", path, { body });
-export const del = <T = any>(path: string) => api<T>("DELETE", path);
+export const del = <T = any>(path: string, body?: unknown) => api<T>("DELETE", path, body === undefined ? {} : { body });
 
 /** True when the endpoint does not exist on this deployment (a module not shipped yet). */
 export function isMissingEndpoint(e: unknown): boolean {

@@ -30,6 +30,8 @@ const CertsPage = lazy(() => import("./pages/certs"), "CertsPage");
 const CertMonitorPage = lazy(() => import("./pages/certs"), "CertMonitorPage");
 const AlertingPage = lazy(() => import("./pages/alerting"), "AlertingPage");
 const AdminPage = lazy(() => import("./pages/admin"), "AdminPage");
+const AccountPage = lazy(() => import("./pages/account"), "AccountPage");
+const EnrollmentPage = lazy(() => import("./pages/account"), "SecurityTab");
 const ReportsPage = lazy(() => import("./pages/reports"), "ReportsPage");
 
 const PUBLIC_PATHS = ["/login", "/signup", "/accept-invitation"];
@@ -77,6 +79,7 @@ function Route({ path }: { path: string }): ComponentChildren {
   if (path === "/alerting") return <AlertingPage />;
   if (path === "/reports") return <ReportsPage />;
   if (path === "/admin") return <AdminPage />;
+  if (path === "/account") return <AccountPage />;
   return (
     <div>
       <h1>Page not found</h1>
@@ -124,7 +127,9 @@ function Shell({ children, path }: { children: ComponentChildren; path: string }
           Menu
         </button>
         <div class="user">
-          <span class="email">{session.me.user.email}</span>
+          <a class="email" href="/account" title="Your account: second factors, password, sessions">
+            {session.me.user.email}
+          </a>
           {/* The UTC value of a time is its hover title; this switch makes it reachable by keyboard and touch. */}
           <button type="button" aria-pressed={utcTimes ? "true" : "false"} title="Show every time in UTC instead of your local time" onClick={() => setUtcTimes(!utcTimes)}>
             UTC times
@@ -224,6 +229,31 @@ function App() {
   if (loc.path === "/signup") return <SignupPage onDone={afterLogin} />;
   if (loc.path === "/accept-invitation") return <AcceptInvitationPage token={loc.query.get("token") ?? ""} onDone={afterLogin} />;
   if (me === null) return null;
+  if (me.mfa_enrollment_required) {
+    // The organization requires a second factor and this session has none: nothing else until it does.
+    return (
+      <SessionContext.Provider value={sessionOf(me, loadMe)}>
+        <main id="main" class="public enrollment">
+          <div class="public-card wide">
+            <h1>Set up a second factor</h1>
+            <EnrollmentPage />
+            <p>
+              <button
+                type="button"
+                class="link"
+                onClick={async () => {
+                  await post("/api/auth/logout").catch(() => undefined);
+                  window.location.assign("/login");
+                }}
+              >
+                Log out
+              </button>
+            </p>
+          </div>
+        </main>
+      </SessionContext.Provider>
+    );
+  }
   return (
     <SessionContext.Provider value={sessionOf(me, loadMe)}>
       <Shell path={loc.path}>

@@ -57,7 +57,9 @@ export const ctLogListCache = sqliteTable("ct_log_list_cache", {
   /** CT_LOG_LIST_URL it was fetched from: a changed URL forces a refresh. */
   url: text("url").notNull(),
   source: text("source", { enum: ["remote", "bundled"] }).notNull(),
+  /** Why the last fetch of the signed list failed, classified (loglist-service.ts); null when it did not. */
   remoteError: text("remote_error"),
+  remoteErrorClass: text("remote_error_class"),
   /** The parsed LogList as JSON. */
   list: text("list", { mode: "json" }).$type<LogList>().notNull(),
   fetchedAt: text("fetched_at").notNull(),
@@ -264,10 +266,25 @@ export const ctLogStates = sqliteTable("ct_log_states", {
   verifiedTreeHeadAt: text("verified_tree_head_at"),
   /** Timestamp of the last verified entry (as the log signed it). */
   lastEntryAt: text("last_entry_at"),
+  /** The last run that read (an attempt, in collection terms: modules/ct-log/collection.ts). */
   lastRunAt: text("last_run_at"),
+  /** The last verified read (a verified batch, or a run verified up to the head). */
+  lastSuccessAt: text("last_success_at"),
+  /** The last run's failure, classified; rows written before classification may hold the runtime's text (classified when read). */
   lastError: text("last_error"),
+  /** platform/collection COLLECTION_ERROR_CLASSES; null after a success (and in rows written before). */
+  lastErrorClass: text("last_error_class"),
   consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+  /** First failed run of the current run of failures; null after a success. */
+  failingSince: text("failing_since"),
   backoffUntil: text("backoff_until"),
+  /**
+   * The failing state last announced to the organizations ('failing' | 'ok'; null: never):
+   * each scheduled run announces what changed since (collection.ts announceLogTransitions).
+   */
+  announcedState: text("announced_state", { enum: ["ok", "failing"] }),
+  /** failing_since of the run of failures last announced: a recovery's event says when it began. */
+  announcedFailingSince: text("announced_failing_since"),
   entriesProcessed: integer("entries_processed").notNull().default(0),
   matchesFound: integer("matches_found").notNull().default(0),
   updatedAt: text("updated_at").notNull(),

@@ -52,7 +52,8 @@ function collectionAsset(module: ModuleName, e: Ev): string {
   switch (module) {
     case "ct-log":
       if (get(e, "lookalike.domain")) return `Lookalike ${get(e, "lookalike.domain_unicode") || get(e, "lookalike.domain")}`;
-      return `CT log ${get(e, "log.name") || get(e, "log.url") || "?"}`;
+      // One log, or several announced together ("3 CT logs: ...", no log_id: ct-log/collection.ts).
+      return get(e, "log.log_id") ? `CT log ${get(e, "log.name") || get(e, "log.url") || "?"}` : get(e, "log.name") || "CT logs";
     case "rdap":
       return `RDAP of ${e.domain ?? "?"}`;
     case "cert-watcher":

@@ -3,6 +3,7 @@
  * so that `src/` depends on the contract, never on the Durable Object class.
  */
 import type { CtLogDescriptor } from "./loglist";
+import type { CollectionErrorClass } from "../../platform/collection";
 
 export interface CursorOptions {
   /** Entries per get-entries request of RFC 6962 logs (CT_BATCH_SIZE); static-ct-api logs read whole tiles. */
@@ -38,7 +39,13 @@ export interface CursorStatus {
   /** treeSize - verifiedPosition. */
   backlog: number;
   lastRunAt: string | null;
+  /** The last verified read: a batch verified and published, or a run that ended verified up to the head. */
+  lastSuccessAt: string | null;
+  /** The failure of the last run, classified (ct-log/collection.ts): never the runtime's opaque text. */
   lastError: string | null;
+  lastErrorClass: CollectionErrorClass | null;
+  /** First failed run of the current run of failures; null after a success. */
+  failingSince: string | null;
   lastMismatch: { treeSize: number; signedRoot: string; verifiedPosition: number; at: string } | null;
   consecutiveFailures: number;
   backoffUntil: string | null;

@@ -13,6 +13,8 @@
 import type { JobContext, ScheduledJob } from "../../platform/scheduler";
 import type { Bindings, Config } from "../../env";
 import type { CursorOptions, CursorStatus } from "./cursor-contract";
+import { logUnexpected } from "../../platform/collection";
+import { announceLogTransitions } from "./collection";
 import { currentLogList } from "./loglist-service";
 import { monitoredLogs, type CtLogDescriptor } from "./loglist";
 import { lookalikeCheckSettings, runLookalikeChecks } from "./lookalikes/check-run";
@@ -44,17 +46,23 @@ export function cursorOptions(config: Config, log?: Pick<CtLogDescriptor, "logId
   };
 }
 
-export async function pokeCursors({ env, config, db, now }: JobContext): Promise<{ logs: number; statuses: CursorStatus[]; failed: string[] }> {
+export async function pokeCursors({ env, config, db, now }: JobContext): Promise<{ logs: number; statuses: CursorStatus[]; failed: string[]; entered_failing: number; recovered: number }> {
   const { list } = await currentLogList(db, config, now);
   const logs = monitoredLogs(list);
+  // What the cursors recorded since the last run first (logs that entered failing or recovered,
+  // told once: collection.ts), before the pokes start new runs.
+  const changes = await announceLogTransitions(env, db, logs, now);
   const results = await Promise.allSettled(logs.map((log: CtLogDescriptor) => cursorOf(env, log.logId).poke(log, cursorOptions(config, log), now.getTime())));
   const statuses: CursorStatus[] = [];
   const failed: string[] = [];
   results.forEach((r, i) => {
     if (r.status === "fulfilled") statuses.push(r.value);
-    else failed.push(`${logs[i].description}: ${String(r.reason)}`);
+    else {
+      failed.push(`${logs[i].description}: ${String(r.reason)}`);
+      logUnexpected(`ct-log: poke of the cursor of ${logs[i].description}`, r.reason);
+    }
   });
-  return { logs: logs.length, statuses, failed };
+  return { logs: logs.length, statuses, failed, entered_failing: changes.failing.length, recovered: changes.recovered.length };
 }
 
 export const ctLogJobs: ScheduledJob[] = [

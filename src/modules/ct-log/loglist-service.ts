@@ -14,7 +14,20 @@ import type { Db } from "../../db/client";
 import { ctLogListCache } from "../../db/schema";
 import type { Config } from "../../env";
 import bundledLogList from "./log_list.bundled.json";
-import { loadLogList, monitoredLogs, type LogList } from "./loglist";
+import { loadLogList, LOG_LIST_STEP, monitoredLogs, type LogList } from "./loglist";
+import { classifyFailure, COLLECTION_ERROR_CLASSES, httpStatusFailure, logSourceFailure, type CollectionErrorClass } from "../../platform/collection";
+
+/** A failure stored before failures were classified (maybe the runtime's opaque text) reads like a new one. */
+function storedRemoteError(text: string | null, cls: string | null, url: string): Pick<CachedLogList, "remoteError" | "remoteErrorClass"> {
+  if (text === null) return { remoteError: null, remoteErrorClass: null };
+  if ((COLLECTION_ERROR_CLASSES as readonly string[]).includes(cls ?? "")) return { remoteError: text, remoteErrorClass: cls as CollectionErrorClass };
+  const what = LOG_LIST_STEP;
+  const status = /\bHTTP (\d{3})\b/.exec(text);
+  const f = status
+    ? httpStatusFailure(Number(status[1]), url, what)
+    : classifyFailure(Object.assign(new Error(text), /^log list\b/.test(text) ? { collectionClass: "protocol" } : {}), { url, what });
+  return { remoteError: f.message, remoteErrorClass: f.class };
+}
 
 export const LOG_LIST_TTL_MS = 24 * 3600_000;
 export const LOG_LIST_FALLBACK_RETRY_MS = 3600_000;
@@ -25,6 +38,7 @@ export interface CachedLogList {
   url: string;
   fetchedAt: string;
   remoteError: string | null;
+  remoteErrorClass: CollectionErrorClass | null;
 }
 
 export async function currentLogList(
@@ -35,7 +49,7 @@ export async function currentLogList(
 ): Promise<CachedLogList> {
   const row = await db.select().from(ctLogListCache).where(eq(ctLogListCache.id, 1)).get();
   const cached: CachedLogList | null = row
-    ? { list: row.list, source: row.source, url: row.url, fetchedAt: row.fetchedAt, remoteError: row.remoteError }
+    ? { list: row.list, source: row.source, url: row.url, fetchedAt: row.fetchedAt, ...storedRemoteError(row.remoteError, row.remoteErrorClass, row.url) }
     : null;
   if (cached && !opts.force && cached.url === config.ctLogListUrl) {
     const ttl = cached.source === "remote" ? LOG_LIST_TTL_MS : LOG_LIST_FALLBACK_RETRY_MS;
@@ -48,12 +62,17 @@ export async function currentLogList(
     url: config.ctLogListUrl,
     fetchedAt: now.toISOString(),
     remoteError: loaded.remoteError ?? null,
+    remoteErrorClass: loaded.remoteErrorClass ?? null,
   };
   if (loaded.source === "bundled" && cached?.source === "remote" && cached.url === config.ctLogListUrl) {
     // Keep the verified list; try again in an hour.
-    next = { ...cached, remoteError: loaded.remoteError ?? null, fetchedAt: new Date(now.getTime() - LOG_LIST_TTL_MS + LOG_LIST_FALLBACK_RETRY_MS).toISOString() };
+    next = { ...cached, remoteError: loaded.remoteError ?? null, remoteErrorClass: loaded.remoteErrorClass ?? null, fetchedAt: new Date(now.getTime() - LOG_LIST_TTL_MS + LOG_LIST_FALLBACK_RETRY_MS).toISOString() };
   }
-  const values = { id: 1, url: next.url, source: next.source, remoteError: next.remoteError, list: next.list, fetchedAt: next.fetchedAt };
+  if (loaded.remoteError) {
+    // Expected when the source is down: one line per interval, not a stack (the response of GET /api/ct-log/logs says it too).
+    logSourceFailure("CT log list", { class: loaded.remoteErrorClass ?? "internal", message: `${loaded.remoteError}; using the ${next.source === "remote" ? "list fetched before" : "bundled copy"}` }, now.getTime());
+  }
+  const values = { id: 1, url: next.url, source: next.source, remoteError: next.remoteError, remoteErrorClass: next.remoteErrorClass, list: next.list, fetchedAt: next.fetchedAt };
   await db.insert(ctLogListCache).values(values).onConflictDoUpdate({ target: ctLogListCache.id, set: values }).run();
   return next;
 }

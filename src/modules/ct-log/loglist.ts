@@ -13,6 +13,7 @@
  * and is read up to it and no further.
  */
 import { CtWireError, fromBase64, pemToDer } from "./wire/bytes";
+import { classifyFailure, CollectionFailure, httpStatusFailure, type CollectionErrorClass } from "../../platform/collection";
 
 /** Google's log-list signing key (public), used when CT_LOG_LIST_PUBLIC_KEY is empty. */
 export const GOOGLE_LOG_LIST_PUBLIC_KEY_PEM = `-----BEGIN PUBLIC KEY-----
@@ -35,6 +36,8 @@ export const DEFAULT_LOG_LIST_URL = "https://www.gstatic.com/ct/log_list/v3/log_
 /** The log list is malformed or its signature did not verify. */
 export class LogListError extends Error {
   override readonly name = "LogListError";
+  /** A list that does not parse or verify (platform/collection). */
+  readonly collectionClass = "protocol";
 }
 
 export type LogStateName = "pending" | "qualified" | "usable" | "readonly" | "retired" | "rejected";
@@ -240,11 +243,15 @@ export interface LoadLogListOptions {
   fetch?: typeof fetch;
 }
 
+/** The step a failure to get the signed list is said with. */
+export const LOG_LIST_STEP = "fetching the signed CT log list";
+
 export interface LoadedLogList {
   list: LogList;
   source: "remote" | "bundled";
-  /** Why the remote list was not used (source "bundled"). */
+  /** Why the remote list was not used (source "bundled"), classified: names the host and the step. */
   remoteError?: string;
+  remoteErrorClass?: CollectionErrorClass;
 }
 
 /**
@@ -255,9 +262,13 @@ export async function loadLogList(opts: LoadLogListOptions): Promise<LoadedLogLi
   const doFetch = opts.fetch ?? fetch;
   const url = opts.url || DEFAULT_LOG_LIST_URL;
   try {
-    const [listRes, sigRes] = await Promise.all([doFetch(url), doFetch(signatureUrlFor(url))]);
-    if (!listRes.ok) throw new LogListError(`log list HTTP ${listRes.status}`);
-    if (!sigRes.ok) throw new LogListError(`log list signature HTTP ${sigRes.status}`);
+    const sigUrl = signatureUrlFor(url);
+    const [listRes, sigRes] = await Promise.all([doFetch(url), doFetch(sigUrl)]);
+    for (const [res, at] of [[listRes, url], [sigRes, sigUrl]] as const) {
+      if (res.ok) continue;
+      const f = httpStatusFailure(res.status, at, LOG_LIST_STEP);
+      throw new CollectionFailure(f.class, f.message);
+    }
     const listBytes = new Uint8Array(await listRes.arrayBuffer());
     const sig = new Uint8Array(await sigRes.arrayBuffer());
     if (!(await verifyLogListSignature(listBytes, sig, opts.publicKeyPem || GOOGLE_LOG_LIST_PUBLIC_KEY_PEM))) {
@@ -265,6 +276,7 @@ export async function loadLogList(opts: LoadLogListOptions): Promise<LoadedLogLi
     }
     return { list: parseLogListBytes(listBytes), source: "remote" };
   } catch (err) {
-    return { list: parseLogList(opts.bundled), source: "bundled", remoteError: (err as Error).message };
+    const failure = classifyFailure(err, { url, what: LOG_LIST_STEP });
+    return { list: parseLogList(opts.bundled), source: "bundled", remoteError: failure.message, remoteErrorClass: failure.class };
   }
 }

@@ -199,6 +199,9 @@ export const listLogs = defineRoute({
     "`tree_size` (newest signed tree head seen), `verified_position` (entries below it are verified against a signed tree head and published), " +
     "`lag_entries` (`tree_size - verified_position`), `lag_seconds` (between the newest tree head and the last verified entry, as the log timestamped them; 0 when caught up), " +
     "`verified_tree_head_at`, `last_error` and `next_retry_at` (set while the log is backing off after a failure). `ingestion`: `not_started`, `up_to_date`, `catching_up` or `backing_off`. " +
+    "`collection`: could the log be read (state, last verified read, failing since, the classified error, next attempt). " +
+    "`log_list`: the list in use is a source too: `fetched` (signed, verified) or `bundled` (the shipped copy, because the signed list could not be had: `error` says why). " +
+    "`summary`: how many monitored logs are ok, failing, pending, and whether the organization relies on them (has an enabled filter). " +
     "A log is read as fast as its politeness settings allow (CT_REQUESTS_PER_SECOND, CT_CONCURRENCY, CT_LOG_POLITENESS).",
   access: view, responses: { 200: json(s.CtLogsResponse) },
 });
@@ -265,6 +268,6 @@ export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json(accepted.body, 200);
   });
   app.openapi(dismissProposal, async (c) => c.json(await ct.dismissProposal(t(c), c.req.valid("param").proposal_id, c.get("now")), 200));
-  app.openapi(listLogs, async (c) => c.json(await ct.listLogs(c.get("db"), c.get("config"), c.get("now")), 200));
+  app.openapi(listLogs, async (c) => c.json(await ct.listLogs(t(c), c.get("config"), c.get("now")), 200));
   app.openapi(ctLogList, async (c) => c.json(describeLogList(await currentLogList(c.get("db"), c.get("config"), c.get("now"))), 200));
 }

@@ -1,5 +1,6 @@
 /** Request/response schemas of the CT log endpoints (docs/modules/ct-log.md). */
 import { z } from "@hono/zod-openapi";
+import { CollectionErrorSchema, CollectionSchema } from "../../platform/collection/schema";
 import { pageQuery, pathId, sortOrder } from "../../platform/paging";
 import { safeMultilineText } from "../../platform/text";
 import { CaaEvaluationSchema, CtEventCertSchema } from "./events";
@@ -276,8 +277,35 @@ export const ProposalsResponse = z
 
 // ---- monitored logs ------------------------------------------------------------------
 
+export const CtLogListSource = z
+  .object({
+    source: z.enum(["fetched", "bundled"]).openapi({
+      description:
+        "fetched: the signed list from CT_LOG_LIST_URL, verified; bundled: the copy shipped with the service, used because the signed list could not be fetched or verified (see error)",
+    }),
+    url: z.string().openapi({ description: "CT_LOG_LIST_URL" }),
+    fetched_at: z.string().openapi({ description: "When the list in use was fetched (or, bundled, when the fetch was last tried)" }),
+    version: z.string(),
+    log_list_timestamp: z.string(),
+    error: CollectionErrorSchema.nullable().openapi({
+      description: "Why the last fetch of the signed list failed (also when a list fetched before is still in use), null when it did not",
+    }),
+  })
+  .openapi("CtLogListSource");
+
 export const CtLogsResponse = z
   .object({
+    log_list: CtLogListSource,
+    summary: z
+      .object({
+        monitored: z.number().int(),
+        ok: z.number().int(),
+        failing: z.number().int(),
+        pending: z.number().int(),
+        relied_upon: z.boolean().openapi({ description: "The organization has an enabled CT filter: every monitored log may hold a certificate for it" }),
+        last_success_at: z.string().nullable().openapi({ description: "The newest verified read of any monitored log" }),
+      })
+      .openapi("CtLogsSummary"),
     logs: z.array(
       z.object({
         log_id: z.string().openapi({ description: "base64 LogID (SHA-256 of the log's key)" }),
@@ -295,11 +323,17 @@ export const CtLogsResponse = z
         verified_tree_head_at: z.string().nullable().openapi({ description: "Timestamp of the tree head the verified position was proven against" }),
         last_entry_at: z.string().nullable().openapi({ description: "Timestamp of the last verified entry" }),
         last_run_at: z.string().nullable(),
-        last_error: z.string().nullable(),
+        last_error: z.string().nullable().openapi({ description: "The last run's failure in words naming the log and the host or step (collection.error.message); null after a success" }),
         consecutive_failures: z.number().int(),
         next_retry_at: z.string().nullable(),
         entries_processed: z.number().int(),
         matches_found: z.number().int(),
+        collection: CollectionSchema.openapi({
+          description:
+            "An attempt is a run of the log's cursor that reads; a success is a verified read (a batch verified against a signed tree head, or a run verified up to the head). " +
+            "Failures are classified: a name that does not resolve dns_resolution, refused/reset connect, no answer timeout, HTTP 5xx http_status, 429 or a long Retry-After rate_limited, " +
+            "a tile, entry, tree head or proof that does not parse or verify protocol. next_attempt_at: the end of the backoff, or the next scheduled run.",
+        }),
       }),
     ),
   })

@@ -1,7 +1,8 @@
 /**
  * Administration: users and their roles, invitations, the roles catalogue, API
  * tokens (scopes, shown once, renew, revoke), audit log, subscription tier and
- * quotas, and the mail outbox (the mailbox of a deployment without SMTP).
+ * quotas, the mail outbox (the mailbox of a deployment without SMTP), and sign-in:
+ * the second-factor policy and single sign-on (admin-identity.tsx).
  */
 import { useState } from "preact/hooks";
 import { ApiError, del, get, post, put } from "../api";
@@ -12,8 +13,9 @@ import { limitOffset, useResource, useTableState } from "../ui/resource";
 import { DataTable, localPage } from "../ui/table";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, Chips, Dialog, ErrorBox, KeyValues, Notice, PageHeader, SecretOnce, Section, TabPanel, Tabs } from "../ui/widgets";
+import { SecurityPolicyTab, SsoTab } from "./admin-identity";
 
-interface RoleRef {
+export interface RoleRef {
   module_name: string;
   role_name: string;
 }
@@ -26,9 +28,11 @@ interface User {
   weekly_audit_report_enabled: boolean;
   created_at: string;
   permissions: { module: string; role: string }[];
+  mfa_enabled: boolean;
+  sso_only: boolean;
 }
 
-interface RolesCatalog {
+export interface RolesCatalog {
   modules: { module: string; roles: { name: string; description: string; permissions: string[] }[] }[];
 }
 
@@ -42,6 +46,7 @@ export function AdminPage() {
     ...(s.can("admin:view_audit_logs") ? [{ id: "audit", label: "Audit log" }] : []),
     ...(s.can("admin:view_subscription") ? [{ id: "subscription", label: "Subscription" }] : []),
     ...(s.can("admin:manage_users") ? [{ id: "outbox", label: "Mail outbox" }] : []),
+    ...(s.canAny("admin:view_users", "admin:manage_users") ? [{ id: "security", label: "Sign-in security" }, { id: "sso", label: "Single sign-on" }] : []),
   ];
   const tab = tabs.find((t) => t.id === loc.query.get("tab"))?.id ?? tabs[0]?.id;
   return (
@@ -60,6 +65,8 @@ export function AdminPage() {
             {tab === "audit" && <AuditTab />}
             {tab === "subscription" && <SubscriptionTab />}
             {tab === "outbox" && <OutboxTab />}
+            {tab === "security" && <SecurityPolicyTab />}
+            {tab === "sso" && <SsoTab />}
           </TabPanel>
         </>
       )}
@@ -68,11 +75,11 @@ export function AdminPage() {
 }
 
 /** One select per module: no access, or one of the roles it offers. */
-function RolePicker({ catalog, value, onChange }: { catalog: RolesCatalog | undefined; value: RoleRef[]; onChange: (v: RoleRef[]) => void }) {
+export function RolePicker({ catalog, value, onChange, legend = "Roles" }: { catalog: RolesCatalog | undefined; value: RoleRef[]; onChange: (v: RoleRef[]) => void; legend?: string }) {
   if (!catalog) return <div class="loading-bar" role="progressbar" aria-label="Loading roles" />;
   return (
     <fieldset class="field role-picker">
-      <legend>Roles</legend>
+      <legend>{legend}</legend>
       {catalog.modules.map((m) => {
         const current = value.find((r) => r.module_name === m.module)?.role_name ?? "";
         const id = `role-${m.module}`;
@@ -132,6 +139,7 @@ function UsersTab() {
           { label: "Status", sort: "status", render: (u) => <Badge value={u.status} /> },
           { label: "Roles", render: (u) => <Chips items={u.permissions.map((p) => `${MODULE_LABELS[p.module] ?? p.module}: ${p.role}`)} label="Roles" /> },
           { label: "Weekly report", render: (u) => (u.weekly_audit_report_enabled ? "yes" : "no") },
+          { label: "Second factor", render: (u) => (u.mfa_enabled ? <Badge value="ok" label="on" /> : u.sso_only ? <span class="muted">SSO only</span> : <Badge value="warn" label="off" />) },
           { label: "Joined", sort: "created_at", render: (u) => <Time iso={u.created_at} date /> },
           ...(canManage
             ? [
@@ -150,6 +158,16 @@ function UsersTab() {
                         <ActionButton label={`${u.status === "active" ? "Disable" : "Enable"} ${u.email}`} onError={setErr} onClick={async () => (setNotice((await put(`/api/admin/users/${u.id}/status`, { status: u.status === "active" ? "disabled" : "active" })).message), r.reload())}>
                           {u.status === "active" ? "Disable" : "Enable"}
                         </ActionButton>
+                        {u.mfa_enabled && (
+                          <ActionButton
+                            label={`Reset the second factors of ${u.email}`}
+                            confirm={`Remove every second factor of ${u.email} (app, passkeys, recovery codes)? They are signed out and told by email.`}
+                            onError={setErr}
+                            onClick={async () => (setNotice((await del(`/api/admin/users/${u.id}/mfa`)).message), r.reload())}
+                          >
+                            Reset 2FA
+                          </ActionButton>
+                        )}
                         <ActionButton class="danger" label={`Remove ${u.email}`} confirm={`Remove ${u.email}? This cannot be undone.`} onError={setErr} onClick={async () => (setNotice((await del(`/api/admin/users/${u.id}`)).message), r.reload())}>
                           Remove
                         </ActionButton>

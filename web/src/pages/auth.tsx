@@ -1,12 +1,30 @@
-/** Login, signup and invitation acceptance: the pages that work without a session. */
+/**
+ * Sign-in, signup and invitation acceptance: the pages that work without a session.
+ * The sign-in has up to two steps: the password, then (for an account with a second
+ * factor) the authenticator app's code, a passkey, or a recovery code. "Sign in with
+ * SSO" sends the browser to the organization's identity provider; a refused SSO
+ * sign-in comes back here with its reason (`?sso_error=`).
+ */
 import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
+import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { ApiError, post } from "../api";
+import { useLocation } from "../router";
 import { Form, TextField, useForm } from "../ui/form";
-import { Notice } from "../ui/widgets";
+import { ActionButton, ErrorBox, Notice } from "../ui/widgets";
+
+/** The answer of a correct password when a second factor must follow. */
+export interface MfaRequired {
+  mfa_required: true;
+  mfa_token: string;
+  methods: ("totp" | "webauthn" | "recovery_code")[];
+  expires_at: string;
+  webauthn?: PublicKeyCredentialRequestOptionsJSON;
+}
 
 const PASSWORD_HINT = "At least 12 characters. A passphrase of several words is easiest to remember.";
 
-function PublicFrame({ title, children }: { title: string; children: ComponentChildren }) {
+export function PublicFrame({ title, children }: { title: string; children: ComponentChildren }) {
   return (
     <main id="main" class="public">
       <div class="public-card">
@@ -24,23 +42,140 @@ function PublicFrame({ title, children }: { title: string; children: ComponentCh
 }
 
 export function LoginPage({ onDone }: { onDone: () => Promise<void> }) {
+  const loc = useLocation();
   const form = useForm({ email: "", password: "" });
+  const [step, setStep] = useState<MfaRequired | null>(null);
+  const [restartReason, setRestartReason] = useState("");
+  const [ssoProblem, setSsoProblem] = useState("");
+  const ssoError = loc.query.get("sso_error");
+  if (step) {
+    return (
+      <SecondFactorStep
+        challenge={step}
+        onDone={onDone}
+        onRestart={(why) => {
+          setStep(null);
+          setRestartReason(why);
+        }}
+      />
+    );
+  }
+  const signInWithSso = () => {
+    const email = form.values.email.trim();
+    if (!email.includes("@")) return setSsoProblem("Type your work email first: its domain tells which organization signs you in.");
+    const next = loc.query.get("next");
+    const query = new URLSearchParams({ email, ...(next && next.startsWith("/") && !next.startsWith("//") ? { return_to: next } : {}) });
+    // A navigation, not a fetch: the identity provider's pages take over the browser.
+    window.location.assign(`/api/auth/sso/start?${query}`);
+  };
   return (
     <PublicFrame title="Log in">
+      {ssoError && <Notice kind="warn">Single sign-on did not sign you in: {ssoError}</Notice>}
+      {restartReason && <Notice kind="warn">{restartReason}</Notice>}
       <Form
         form={form}
         label="Log in"
         submitLabel="Log in"
         busyLabel="Logging in…"
         onSubmit={async () => {
-          if (await form.submit((v) => post("/api/auth/login", v, { allowUnauthorized: true }))) await onDone();
+          let answer: { mfa_required?: boolean } | undefined;
+          if (await form.submit(async (v) => (answer = await post("/api/auth/login", v, { allowUnauthorized: true })))) {
+            if (answer?.mfa_required) {
+              setRestartReason("");
+              setStep(answer as MfaRequired);
+            } else await onDone();
+          }
         }}
       >
         <TextField form={form} name="email" label="Email" type="email" autoComplete="username" required />
         <TextField form={form} name="password" label="Password" type="password" autoComplete="current-password" required />
       </Form>
+      <div class="sso">
+        <p class="muted">Does your organization sign you in through its identity provider?</p>
+        <button type="button" onClick={signInWithSso}>
+          Sign in with SSO
+        </button>
+        {ssoProblem && (
+          <p class="field-error" role="alert">
+            {ssoProblem}
+          </p>
+        )}
+      </div>
       <p>
         New here? <a href="/signup">Create an organization</a>.
+      </p>
+    </PublicFrame>
+  );
+}
+
+/** The second step: a code of the app, a passkey, or a recovery code, within the token's 5 minutes. */
+function SecondFactorStep({ challenge, onDone, onRestart }: { challenge: MfaRequired; onDone: () => Promise<void>; onRestart: (why: string) => void }) {
+  const hasApp = challenge.methods.includes("totp");
+  const [useRecovery, setUseRecovery] = useState(!hasApp);
+  const form = useForm({ code: "", recovery_code: "" });
+  const [passkeyError, setPasskeyError] = useState<ApiError>();
+  const complete = async (proof: Record<string, unknown>) => {
+    try {
+      const answer = await post<{ recovery_codes_left?: number }>("/api/auth/login/mfa", { mfa_token: challenge.mfa_token, ...proof }, { allowUnauthorized: true });
+      if (answer.recovery_codes_left !== undefined && answer.recovery_codes_left < 3) {
+        window.alert(`${answer.recovery_codes_left} recovery codes left: make new ones under Account › Security.`);
+      }
+      await onDone();
+    } catch (e) {
+      // The token is spent or expired: only the password step can make a new one.
+      if (e instanceof ApiError && e.code === "token_expired") return onRestart(e.message);
+      throw e;
+    }
+  };
+  return (
+    <PublicFrame title="Second factor">
+      <p>Your password was right. Confirm it is you with your second factor.</p>
+      {challenge.methods.includes("webauthn") && challenge.webauthn && (
+        <div class="passkey-step">
+          <ActionButton
+            class="primary"
+            busyLabel="Waiting for your passkey…"
+            onError={setPasskeyError}
+            onClick={async () => {
+              setPasskeyError(undefined);
+              let response;
+              try {
+                response = await startAuthentication({ optionsJSON: challenge.webauthn! });
+              } catch (e) {
+                throw new ApiError(0, "passkey_cancelled", `The passkey was not used: ${(e as Error).message}`);
+              }
+              await complete({ webauthn: response });
+            }}
+          >
+            Use a passkey
+          </ActionButton>
+          <ErrorBox error={passkeyError} />
+        </div>
+      )}
+      {!useRecovery ? (
+        <Form form={form} label="Authenticator code" submitLabel="Verify" busyLabel="Verifying…" onSubmit={async () => void (await form.submit((v) => complete({ code: v.code }), ["code"]))}>
+          <TextField form={form} name="code" label="Code from your authenticator app" inputMode="numeric" autoComplete="one-time-code" hint="The 6 digits the app shows now." required />
+        </Form>
+      ) : (
+        <Form
+          form={form}
+          label="Recovery code"
+          submitLabel="Verify"
+          busyLabel="Verifying…"
+          onSubmit={async () => void (await form.submit((v) => complete({ recovery_code: v.recovery_code }), ["recovery_code"]))}
+        >
+          <TextField form={form} name="recovery_code" label="Recovery code" autoComplete="off" hint="One of the ten codes you saved when you set up your second factor. Each works once." required />
+        </Form>
+      )}
+      <p>
+        {hasApp && (
+          <button type="button" class="link" onClick={() => setUseRecovery(!useRecovery)}>
+            {useRecovery ? "Use the authenticator app instead" : "Use a recovery code instead"}
+          </button>
+        )}{" "}
+        <button type="button" class="link" onClick={() => onRestart("")}>
+          Start over
+        </button>
       </p>
     </PublicFrame>
   );

@@ -4,13 +4,14 @@
  * verdict, log occurrences), typosquatting matches with evidence, feed proposals.
  */
 import { useState } from "preact/hooks";
-import { del, get, isMissingEndpoint, post, put } from "../api";
+import { del, get, post, put } from "../api";
 import { setQuery, useLocation } from "../router";
 import { useSession } from "../session";
 import { BarChart } from "../ui/charts";
 import { CheckField, Form, SelectField, TextField, useForm } from "../ui/form";
 import { pagePageSize, sortQuery, useResource, useTableState } from "../ui/resource";
 import { DataTable } from "../ui/table";
+import { CollectionBadge, ERROR_CLASS_LABEL, type Collection, type CollectionErrorClass } from "../ui/collection";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, Chips, Dialog, ErrorBox, KeyValues, Notice, PageHeader, Section, TabPanel, Tabs } from "../ui/widgets";
 
@@ -668,64 +669,159 @@ export function TyposquatMatchPage({ sha256 }: { sha256: string }) {
 }
 
 
-/** A log's status, whatever fields the service reports: its name first, then its scalar facts. */
-type LogRow = Record<string, unknown>;
-
-const TIME_KEY = /(_at|timestamp)$/;
-
-function logCell(key: string, v: unknown) {
-  if (v === null || v === undefined || v === "") return <span class="muted">—</span>;
-  if (typeof v === "boolean") return <Badge value={v ? "active" : "disabled"} label={v ? "yes" : "no"} />;
-  if (typeof v === "string" && TIME_KEY.test(key)) return <Time iso={v} />;
-  if (key === "state" || key === "status") return <Badge value={String(v)} tone={/usable|qualified|ok|active/.test(String(v)) ? "good" : /error|rejected|retired/.test(String(v)) ? "bad" : "neutral"} />;
-  return <span class={typeof v === "number" ? "num" : "small wrap"}>{String(v)}</span>;
+/** One monitored log as GET /api/ct-log/logs reports it (schema CtLogsResponse). */
+interface CtLogStatus {
+  log_id: string;
+  description: string;
+  operator: string;
+  protocol: string;
+  url: string;
+  /** The log's state in the log list (usable, readonly, ...), not whether it could be read. */
+  state: string;
+  ingestion: "not_started" | "up_to_date" | "catching_up" | "backing_off";
+  tree_size: number | null;
+  verified_position: number | null;
+  lag_entries: number | null;
+  consecutive_failures: number;
+  next_retry_at: string | null;
+  collection: Collection;
 }
 
+interface CtLogsResponse {
+  log_list: { source: "fetched" | "bundled"; url: string; fetched_at: string; version: string; log_list_timestamp: string; error: { class: CollectionErrorClass; message: string } | null };
+  summary: { monitored: number; ok: number; failing: number; pending: number; relied_upon: boolean; last_success_at: string | null };
+  logs: CtLogStatus[];
+}
+
+/** Failing logs first, then those not read yet, then the ones read. */
+const STATE_ORDER: Record<Collection["state"], number> = { failing: 0, pending: 1, ok: 2, paused: 3 };
+const LOG_SORT: Record<string, (l: CtLogStatus) => string | number> = {
+  description: (l) => l.description.toLowerCase(),
+  collection: (l) => STATE_ORDER[l.collection.state],
+  consecutive_failures: (l) => l.consecutive_failures,
+  next_attempt_at: (l) => l.collection.next_attempt_at ?? "",
+  verified_position: (l) => l.verified_position ?? -1,
+  state: (l) => l.state,
+};
+
 /**
- * The CT logs the service reads: per-log status (GET /api/ct-log/logs) where the
- * service has it, otherwise the monitored log list (GET /api/cert-watcher/ct-log-list).
+ * What the organization should know about the logs as a whole, said once above the
+ * table: the log list in use (fetched, or the bundled copy and why) and how many logs
+ * can be read, and what that means for its filters when none or only some can.
  */
+function LogsSummary({ body }: { body: CtLogsResponse }) {
+  const { log_list: list, summary } = body;
+  const unread = summary.failing + summary.pending;
+  return (
+    <div data-testid="ct-logs-summary">
+      {list.source === "bundled" ? (
+        <Notice kind="warn">
+          Using the copy of the CT log list shipped with the service (version {list.version}): the signed list could not be had
+          {list.error ? (
+            <>
+              {" "}
+              (<Badge value={list.error.class} tone="bad" label={ERROR_CLASS_LABEL[list.error.class]} /> {list.error.message})
+            </>
+          ) : null}
+          , last tried <Time iso={list.fetched_at} />.
+        </Notice>
+      ) : (
+        <p class="small muted">
+          Signed log list version {list.version}, fetched <Time iso={list.fetched_at} /> from {list.url}
+          {list.error && <> (the latest refresh failed: {list.error.message}; the list fetched before is used)</>}.
+        </p>
+      )}
+      <p>
+        <strong>
+          {summary.ok} of {summary.monitored} logs read
+        </strong>
+        {summary.failing > 0 && <>, {summary.failing} failing</>}
+        {summary.pending > 0 && <>, {summary.pending} not read yet</>}
+        {summary.last_success_at ? (
+          <>
+            ; last verified read <Time iso={summary.last_success_at} />
+          </>
+        ) : (
+          <>; none has been read yet</>
+        )}
+        .
+      </p>
+      {summary.relied_upon && unread > 0 && (
+        <Notice kind="warn">
+          {summary.ok === 0
+            ? "No CT log can be read: new certificates for your filters cannot be seen until one is read again."
+            : `${unread} of ${summary.monitored} logs cannot be read now: a certificate logged only in them is not seen until they are read again.`}
+        </Notice>
+      )}
+    </div>
+  );
+}
+
+/** The CT logs the service reads (GET /api/ct-log/logs): per log, whether it could be read, why not, and when it is tried again. */
 function LogsTab() {
-  const s = useSession();
-  const [state, setState] = useTableState({ sortBy: "description", pageSize: 20 });
-  const r = useResource(async () => {
-    try {
-      const body = await get<any>("/api/ct-log/logs");
-      return { source: "status", logs: (Array.isArray(body) ? body : (body.logs ?? Object.values(body).find(Array.isArray) ?? [])) as LogRow[] };
-    } catch (e) {
-      if (!isMissingEndpoint(e) || !s.can("cert-watcher:view_monitoring")) throw e;
-      const list = await get<{ logs: LogRow[] }>("/api/cert-watcher/ct-log-list");
-      return { source: "list", logs: list.logs };
-    }
-  }, []);
+  const [state, setState] = useTableState({ sortBy: "collection", pageSize: 20 });
+  const r = useResource(() => get<CtLogsResponse>("/api/ct-log/logs"), []);
   const rows = r.data?.logs ?? [];
-  const first = rows[0] ?? {};
-  const nameKey = ["description", "name", "log_name", "url"].find((k) => k in first) ?? "url";
-  const keys = Object.keys(first)
-    .filter((k) => k !== nameKey && !["key", "log_id", "temporal_interval"].includes(k) && (first[k] === null || typeof first[k] !== "object"))
-    .slice(0, 7);
+  const key = LOG_SORT[state.sortBy] ?? LOG_SORT.description;
   const sorted = [...rows].sort((a, b) => {
-    const va = a[state.sortBy];
-    const vb = b[state.sortBy];
-    const c = typeof va === "number" && typeof vb === "number" ? va - vb : String(va ?? "").localeCompare(String(vb ?? ""));
-    return state.sortOrder === "asc" ? c : -c;
+    const va = key(a);
+    const vb = key(b);
+    const c = typeof va === "number" && typeof vb === "number" ? va - vb : String(va).localeCompare(String(vb));
+    return (state.sortOrder === "asc" ? c : -c) || a.description.localeCompare(b.description);
   });
   return (
     <Section title="CT logs read by the service">
-      {r.data?.source === "list" && <p class="muted">The monitored logs of the verified log list (per-log reading status appears here when the service reports it).</p>}
+      {r.data && <LogsSummary body={r.data} />}
       <DataTable
         caption="CT logs"
-        state={{ ...state, sortBy: state.sortBy === "description" ? nameKey : state.sortBy }}
+        state={state}
         onState={setState}
         total={rows.length}
         rows={r.data ? sorted.slice((state.page - 1) * state.pageSize, state.page * state.pageSize) : undefined}
         loading={r.loading}
         error={r.error}
-        rowKey={(x) => String(x.log_id ?? x[nameKey])}
+        rowKey={(x) => x.log_id}
         empty={<p>No CT log is being read.</p>}
         columns={[
-          { label: "Log", sort: nameKey, render: (x) => <strong class="wrap">{String(x[nameKey] ?? "")}</strong> },
-          ...keys.map((k) => ({ label: k[0].toUpperCase() + k.slice(1).replace(/_/g, " "), sort: k, render: (x: LogRow) => logCell(k, x[k]) })),
+          {
+            label: "Log",
+            sort: "description",
+            render: (x) => (
+              <>
+                <strong class="wrap">{x.description}</strong>
+                <div class="small muted wrap">
+                  {x.operator} · {x.protocol === "static-ct" ? "static-ct-api" : "RFC 6962"} · {x.url}
+                </div>
+              </>
+            ),
+          },
+          { label: "Collection", sort: "collection", render: (x) => <CollectionBadge collection={x.collection} /> },
+          { label: "Failures in a row", sort: "consecutive_failures", class: "num", render: (x) => x.consecutive_failures },
+          {
+            label: "Next attempt",
+            sort: "next_attempt_at",
+            render: (x) => (
+              <span class="small">
+                {x.next_retry_at ? "retry " : ""}
+                <Time iso={x.collection.next_attempt_at} />
+              </span>
+            ),
+          },
+          {
+            label: "Verified entries",
+            sort: "verified_position",
+            class: "num",
+            render: (x) =>
+              x.verified_position === null ? (
+                <span class="muted">—</span>
+              ) : (
+                <>
+                  {x.verified_position.toLocaleString()}
+                  {x.lag_entries ? <div class="small muted">{x.lag_entries.toLocaleString()} behind</div> : null}
+                </>
+              ),
+          },
+          { label: "In the log list", sort: "state", render: (x) => <Badge value={x.state} tone={/usable|qualified|readonly/.test(x.state) ? "good" : "neutral"} /> },
         ]}
       />
     </Section>

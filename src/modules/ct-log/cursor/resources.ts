@@ -15,6 +15,7 @@
  * The filters, the publication and the mirror are reached through the CursorData port
  * (data.ts), so the cursor may run in a Worker without D1.
  */
+import { logSourceFailure, logUnexpected } from "../../../platform/collection";
 import { createDohClient, MemoryDnsCache, type DnsResolver } from "../../../platform/dns/doh";
 import type { CursorOptions } from "../cursor-contract";
 import { FilterIndex } from "../filters/label-index";
@@ -31,6 +32,14 @@ import { importLogPublicKey } from "../wire/digitally-signed";
 import type { CursorData } from "./data";
 import { runCursor, type CursorRunResult } from "./run";
 import type { CursorStore } from "./state";
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+};
 
 /** The filter indexes are rebuilt at least this often, even when the generation did not move. */
 const INDEX_MAX_AGE_MS = 60_000;
@@ -153,9 +162,10 @@ export class CursorResources {
     if (tried && result.status.lastError) {
       // A fresh client next time: nothing it cached from a failed run is reused.
       this.client = null;
-      // Say it when it starts failing (and every 10th failure), not at every retry.
-      const n = result.status.consecutiveFailures;
-      if (n <= 1 || n % 10 === 0) console.error(`ct-log cursor ${log.description}: ${result.status.lastError} (${n ? `failure ${n}, ` : ""}next try ${result.status.backoffUntil})`);
+      // An outside failure, expected: one line per host and class per interval (platform/collection/log.ts),
+      // so logs sharing a host that does not resolve are one line, with the count of the others.
+      const s = result.status;
+      logSourceFailure(`CT logs at ${hostOf(log.readUrl)}`, { class: s.lastErrorClass ?? "internal", message: `${s.lastError} (failure ${s.consecutiveFailures}, next try ${s.backoffUntil})` });
     }
     return result;
   }
@@ -166,7 +176,7 @@ export class CursorResources {
       load: () => store.load(),
       save: async (record) => {
         await store.save(record);
-        await this.data.saveLogState(record.status, new Date().toISOString()).catch((err) => console.error(`ct-log cursor ${logName}: log state not recorded: ${String(err)}`));
+        await this.data.saveLogState(record.status, new Date().toISOString()).catch((err) => logUnexpected(`ct-log cursor ${logName}: log state not recorded`, err));
       },
     };
   }

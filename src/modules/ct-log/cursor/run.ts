@@ -36,6 +36,7 @@ import type { CursorStatus } from "../cursor-contract";
 import type { EntryMatcher, LogRef, ObservedEntry } from "../ingest";
 import { LogPausedError, type LogClient, type SignedTreeHead } from "../log-client/types";
 import { toBase64 } from "../wire/bytes";
+import { classifyLogFailure } from "../collection";
 import { readInOrder } from "./reader";
 import { initialStatus, type CursorRecord, type CursorSink, type CursorStore } from "./state";
 
@@ -104,6 +105,8 @@ export interface CursorRunResult {
 /** The signed tree did not contain what was read; `published` entries before it were verified and published. */
 export class TreeMismatchError extends Error {
   override name = "TreeMismatchError";
+  /** The log served entries its signed tree does not contain (platform/collection). */
+  readonly collectionClass = "protocol";
   constructor(
     readonly treeSize: number,
     readonly signedRoot: string,
@@ -133,7 +136,8 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
   const started = input.clock();
   const nowMs = () => input.now.getTime() + (input.clock() - started);
   const record: CursorRecord = (await input.store.load()) ?? { tree: null, status: initialStatus(input.log.logId, input.log.logName) };
-  const status = { ...record.status, logId: input.log.logId, logName: input.log.logName };
+  // Fields added since the record was saved start empty.
+  const status = { ...initialStatus(input.log.logId, input.log.logName), ...record.status, logId: input.log.logId, logName: input.log.logName };
   record.status = status;
 
   if (status.backoffUntil && Date.parse(status.backoffUntil) > input.now.getTime()) {
@@ -183,6 +187,7 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
       status.entriesProcessed += tree.size - batch.start;
       status.matchesFound += observed.length;
       status.lastEntryAt = iso(cut.lastEntryTimestamp);
+      status.lastSuccessAt = iso(nowMs());
       noteVerified(tree, head);
       await input.store.save(record);
     }
@@ -296,17 +301,23 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
     status.position = status.verifiedPosition = tree.size;
     status.backlog = Math.max(0, (status.treeSize ?? tree.size) - tree.size);
     status.lastError = null;
+    status.lastErrorClass = null;
+    status.failingSince = null;
+    status.lastSuccessAt = iso(nowMs());
     status.consecutiveFailures = 0;
     status.backoffUntil = null;
   } catch (err) {
     status.position = status.verifiedPosition;
-    status.lastError = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    const failure = classifyLogFailure(err, input.log);
+    status.lastError = failure.message;
+    status.lastErrorClass = failure.class;
     if (err instanceof LogPausedError) {
       // The log said when to come back: not a failure of it, so no exponential backoff, but
       // nothing is asked of it before then (up to an hour).
       status.backoffUntil = iso(nowMs() + Math.min(MAX_LOG_PAUSE_MS, err.retryAfterMs));
     } else {
       status.consecutiveFailures += 1;
+      status.failingSince ??= status.lastRunAt;
       const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (status.consecutiveFailures - 1));
       status.backoffUntil = iso(nowMs() + delay);
     }

@@ -153,6 +153,7 @@ export class PoliteFetcher {
     const signal = init?.signal ?? undefined;
     const dropped = () => new RequestDroppedError(`${url}: dropped, its reader stopped`);
     let lastError = "";
+    let lastCause: unknown;
     let lastStatus = 0;
     let networkFailures = 0;
     for (let attempt = 0; ; attempt++) {
@@ -178,6 +179,7 @@ export class PoliteFetcher {
         if (err instanceof LogClientError) throw err;
         if (signal?.aborted) throw dropped();
         lastStatus = 0;
+        lastCause = err;
         lastError = (err as Error).message || String(err);
         // A timeout or a connection dropped mid-request (a pooled keep-alive connection the
         // server had closed) is worth another try; an unreachable host (DNS, refused) is not.
@@ -186,7 +188,7 @@ export class PoliteFetcher {
         release();
       }
       if (attempt >= this.opts.maxRetries || networkFailures > this.opts.maxNetworkRetries) {
-        throw new LogHttpError(url, lastStatus, `${lastError} from ${url} after ${attempt + 1} attempts`);
+        throw new LogHttpError(url, lastStatus, `${lastError} from ${url} after ${attempt + 1} attempts`, lastStatus === 0 ? lastCause : undefined);
       }
       const wait = delay ?? this.backoffDelay(attempt);
       // The log is overloaded (429/5xx): nobody else asks it before this retry would.

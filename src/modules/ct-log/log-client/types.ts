@@ -72,13 +72,18 @@ export class LogClientError extends Error {
   override name = "LogClientError";
 }
 
-/** The log answered with an HTTP error after retries were exhausted (or a non-retryable one). */
+/**
+ * The log answered with an HTTP error after retries were exhausted (or a non-retryable
+ * one), or, with status 0, could not be reached at all: `cause` is then the runtime's
+ * failure (ct-log/collection.ts classifies it; its text may be opaque).
+ */
 export class LogHttpError extends LogClientError {
   override name = "LogHttpError";
   constructor(
     readonly url: string,
     readonly status: number,
     message?: string,
+    override readonly cause?: unknown,
   ) {
     super(message ?? `HTTP ${status} from ${url}`);
   }
@@ -91,6 +96,7 @@ export class LogHttpError extends LogClientError {
  */
 export class LogPausedError extends LogClientError {
   override name = "LogPausedError";
+  readonly collectionClass = "rate_limited";
   constructor(
     readonly url: string,
     readonly retryAfterMs: number,
@@ -107,11 +113,14 @@ export class RequestDroppedError extends LogClientError {
 /** A tree head or checkpoint did not verify with the log's key. */
 export class TreeHeadVerificationError extends LogClientError {
   override name = "TreeHeadVerificationError";
+  /** An answer that does not verify (platform/collection). */
+  readonly collectionClass = "protocol";
 }
 
 /** A caller asked for entries the log cannot have (past the tree size) or the log served the wrong ones. */
 export class EntryRangeError extends LogClientError {
   override name = "EntryRangeError";
+  readonly collectionClass = "protocol";
 }
 
 /**
@@ -130,4 +139,5 @@ export function checkedTreeSize(start: number, end: number, treeSize: number | u
 /** The log served data that does not decode or does not match (tampered, wrong index). */
 export class LogDataError extends LogClientError {
   override name = "LogDataError";
+  readonly collectionClass = "protocol";
 }

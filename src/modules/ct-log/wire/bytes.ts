@@ -12,6 +12,8 @@ import { createHash } from "node:crypto";
 /** A CT wire format could not be decoded (truncated, wrong tag, bad length...). */
 export class CtWireError extends Error {
   override readonly name = "CtWireError";
+  /** Data that does not decode (platform/collection). */
+  readonly collectionClass = "protocol";
   constructor(
     /** Which structure was being read, e.g. "MerkleTreeLeaf". */
     readonly structure: string,

@@ -14,9 +14,10 @@
  */
 import { count, eq, gte, isNull, max, or, sql } from "drizzle-orm";
 import { ctFilters, ctLogListCache, ctLogStates, ctMatchFilters, ctMatches, ctMatchOccurrences } from "../../../db/schema/ct-log";
+import { storedLogFailure } from "../../ct-log/collection";
 import { MONITORED_STATES } from "../../ct-log/loglist";
 import type { MonitoredAsset } from "../document";
-import { classifyFailure, collectedWithin, collectionState, NEVER_COLLECTED, type CollectionRecord } from "../../../platform/collection";
+import { collectedWithin, collectionState, NEVER_COLLECTED, type CollectionRecord } from "../../../platform/collection";
 import { coverageOf, enabledAt, iso, jsonArray, num, rawSelect, type AuditScope, type ReaderPlan } from "./scope";
 import type { AuditFacts, CaaViolationFact, ModuleCoverage } from "./types";
 
@@ -62,9 +63,8 @@ export const NO_LOG_MONITORED = "no CT log monitored (the log list in use has no
 
 /**
  * A log's collection record as its cursor publishes it: collected up to
- * ctLogCollectedThrough, failing after consecutive failed runs with the last error
- * (classified here: the cursor stores the exception's text). When the run of failures
- * began is not stored.
+ * ctLogCollectedThrough, failing after consecutive failed runs with the last error as
+ * the cursor classified it (ct-log/collection.ts storedLogFailure).
  */
 function logRecord(l: LogRow): CollectionRecord {
   const lastSuccessAt = ctLogCollectedThrough({
@@ -77,8 +77,16 @@ function logRecord(l: LogRow): CollectionRecord {
   });
   const failures = num(l.consecutive_failures);
   if (!failures) return { ...NEVER_COLLECTED, lastAttemptAt: l.last_run_at, lastSuccessAt };
-  const error = classifyFailure(new Error(l.last_error || "failed"), { url: l.read_url ?? undefined, what: `reading ${l.log ?? "the CT log"}` });
-  return { ...NEVER_COLLECTED, lastAttemptAt: l.last_run_at, lastSuccessAt, consecutiveFailures: failures, errorClass: error.class, errorMessage: error.message };
+  const error = storedLogFailure(l.last_error || "failed", l.last_error_class, { description: l.log ?? "the CT log", readUrl: l.read_url ?? "" });
+  return {
+    ...NEVER_COLLECTED,
+    lastAttemptAt: l.last_run_at,
+    lastSuccessAt,
+    failingSince: l.failing_since ?? l.last_run_at,
+    consecutiveFailures: failures,
+    errorClass: error?.class ?? null,
+    errorMessage: error?.message ?? null,
+  };
 }
 
 /** A log's line in the report's appendix of shared sources. */
@@ -111,6 +119,8 @@ interface LogRow {
   last_run_at: string | null;
   consecutive_failures: number | null;
   last_error: string | null;
+  last_error_class: string | null;
+  failing_since: string | null;
 }
 
 interface FilterRow {
@@ -164,8 +174,8 @@ export function readCt(scope: AuditScope): ReaderPlan<{ caa_violations: CaaViola
       .orderBy(ctFilters.pattern),
     // Service-wide (every organization's entries come through these cursors): each
     // monitored log of the log list in use, with its cursor's published state.
-    rawSelect<LogRow>(db, ["log", "read_url", "verified_position", "tree_size", "verified_tree_head_at", "last_entry_at", "last_run_at", "consecutive_failures", "last_error"], sql`SELECT json_extract(l.value, '$.description') AS log, json_extract(l.value, '$.readUrl') AS read_url, s.verified_position, s.tree_size, s.verified_tree_head_at,
-        s.last_entry_at, s.last_run_at, s.consecutive_failures, s.last_error
+    rawSelect<LogRow>(db, ["log", "read_url", "verified_position", "tree_size", "verified_tree_head_at", "last_entry_at", "last_run_at", "consecutive_failures", "last_error", "last_error_class", "failing_since"], sql`SELECT json_extract(l.value, '$.description') AS log, json_extract(l.value, '$.readUrl') AS read_url, s.verified_position, s.tree_size, s.verified_tree_head_at,
+        s.last_entry_at, s.last_run_at, s.consecutive_failures, s.last_error, s.last_error_class, s.failing_since
       FROM ${ctLogListCache} c, json_each(c.list, '$.logs') l
       LEFT JOIN ${ctLogStates} s ON s.log_id = json_extract(l.value, '$.logId')
       WHERE c.id = 1 AND json_extract(l.value, '$.state.name') IN (${monitoredStates})
