@@ -122,6 +122,12 @@ describe("lookalikes through the CT path", () => {
 
     // A dismissed lookalike never alerts again: a new certificate naming it raises no event
     // (it is still listed among its certificates); a new lookalike in the same batch does.
+    // (Once the first batch's events went to the alert rules: the queue delivers them after the cursor moved.)
+    const emitted = await pollUntil(async () => {
+      const r = await (env as any).DB.prepare("SELECT count(*) AS n FROM ct_typosquat_matches WHERE organization_id = ? AND event_emitted_at IS NULL").bind(org.organizationId).first();
+      return r.n === 0;
+    }, 30_000, 100);
+    expect(emitted).toBe(true);
     const rule = await call("POST", "/api/ct-log/alert-rules", {
       token: org.session,
       body: { name: "these lookalikes", expression: 'typosquat.candidate_domain in ["ibn.com", "ibm-secure.com"]', severity: "high", throttle_seconds: 0 },
