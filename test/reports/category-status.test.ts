@@ -168,8 +168,9 @@ describe("an organization whose data was never collected", () => {
     expect(data.provisional).toBe(true);
     expect(data.category_status.dns.reason).toMatch(/^0 of 1 domain resolved since .+ UTC: /);
     expect(data.category_status.rdap.reason).toMatch(
+      // The monitors' own collection state: since when their lookups fail, and why.
       // (What answers on the refusing port is the machine's: nothing, normally.)
-      new RegExp(`^0 of 2 domains looked up since .+ UTC: (connection failed|HTTP error) for 2 domains \\(RDAP lookup of blind-a-`),
+      new RegExp(`^0 of 2 domains looked up since .+ UTC: (connection failed|HTTP error) for 2 domains since .+ UTC \\(RDAP lookup of blind-a-`),
     );
     expect(data.category_status.ct.reason).toMatch(/^0 of 1 CT log read since .+ UTC: HTTP error for 1 CT log (since .+ )?\(reading CT log "Fixture 'blind\w+' log": HTTP 500 from http:\/\/.+\/checkpoint\)/);
     expect(data.category_status.certificates.reason).toMatch(/^0 of 2 endpoints scanned since .+ UTC: 2 endpoints not scanned yet$/);
@@ -214,7 +215,7 @@ describe("partly, then fully collected", () => {
     await cronAndScan({ ...NOT_DNS, RDAP_CHECK_INTERVAL_SECONDS: "0", ...failingLog.config }, { "192.0.2.61": "ecdsaTrusted", "192.0.2.62": "refused" });
     const data = await overview(org.session, clock.advance(1000));
     expect(statuses(data)).toMatchObject({ rdap: "partial", certificates: "partial", dns: "blind", ct: "blind" });
-    expect(data.category_status.rdap).toMatchObject({ expected: 2, collected: 1, reason: expect.stringMatching(/^1 of 2 domains looked up since .+: HTTP error for 1 domain \(RDAP lookup of blind-b-.*503/) });
+    expect(data.category_status.rdap).toMatchObject({ expected: 2, collected: 1, reason: expect.stringMatching(/^1 of 2 domains looked up since .+: HTTP error for 1 domain since .+ UTC \(RDAP lookup of blind-b-.*503/) });
     // A scan that could not connect collected nothing.
     expect(data.category_status.certificates).toMatchObject({ expected: 2, collected: 1, reason: expect.stringMatching(/^1 of 2 endpoints scanned since .+: connection failed for 1 endpoint since .+ UTC \(TLS scan of 192\.0\.2\.62:443 \(www\.blind\.example\): connect to .* failed: ECONNREFUSED\)$/) });
     expect(data.provisional).toBe(true);
