@@ -24,8 +24,8 @@ import { notFound } from "../../platform/errors";
 import { seal, unseal } from "../../platform/sealed";
 import type { JobOutcome } from "../../platform/scheduler";
 import { tenantDb, type Tenant } from "../../platform/tenant";
-import { redactUrl } from "../alerting/channels/mask";
-import { collectionHealth } from "../reports/service";
+import { redactUrl } from "../alerting/url-contract";
+import { collectionHealth } from "../reports/health-contract";
 
 export const HEARTBEAT_SCHEMES = ["https:", "http:"] as const;
 /** A ping waits at most this long for the checker's answer. */
