@@ -32,7 +32,8 @@ export async function startService({ port, env = {} }) {
   });
   const output = () => head + (dropped ? `\n[... ${dropped} characters left out ...]\n` : "") + log;
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 240; i++) {
+  // Up to 3 minutes: on a loaded shared machine workerd takes well over one to start.
+  for (let i = 0; i < 720; i++) {
     try {
       if ((await fetch(`${base}/api/health`)).ok) return { base, stop: () => process.kill(-child.pid, "SIGTERM"), log: output };
     } catch {}

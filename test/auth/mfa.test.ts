@@ -7,7 +7,7 @@
  */
 import * as OTPAuth from "otpauth";
 import { describe, expect, it } from "vitest";
-import { PAIR_POLICY } from "../../src/platform/login-throttle";
+import { ACCOUNT_CEILING, PAIR_POLICY } from "../../src/platform/login-throttle";
 import { MAX_PROOF_FAILURES } from "../../src/modules/auth/mfa/second-step";
 import { addMember, call, createToken, expectErrorShape, PASSWORD, signupFresh, uniqueIp, type CallResult } from "../helpers";
 
@@ -212,6 +212,19 @@ describe("signing in with the app", () => {
     expectErrorShape(await login(acct.email, PASSWORD, { "cf-connecting-ip": other, ...at(t + 20) }), 429, "rate_limited");
     // ...but not the owner elsewhere.
     expect((await login(acct.email, PASSWORD, { ...from, ...at(t + 20) })).status).toBe(200);
+  });
+
+  it("a distributed password attack (the account's ceiling) does not keep the owner out: from a new address the password and the app's code still sign in", async () => {
+    const t = Date.now();
+    const acct = await accountWithTotp(t);
+    for (let i = 0; i < ACCOUNT_CEILING.threshold; i++) {
+      expectErrorShape(await login(acct.email, "wrong password!", { "cf-connecting-ip": uniqueIp(), ...at(t + 1_000 + i) }), 401, "unauthorized");
+    }
+    const fresh = uniqueIp();
+    const token = await passwordStep(acct.email, fresh, t + 60_000);
+    const done = await loginMfa({ mfa_token: token, code: codeAt(acct.totp, t + 60_000) }, { "cf-connecting-ip": fresh, ...at(t + 60_000) });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.token).toMatch(/^tps_/);
   });
 
   it("bad inputs: no proof, two proofs, a missing token: 400; nothing issued", async () => {

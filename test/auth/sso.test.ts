@@ -289,7 +289,7 @@ describe("configuration", () => {
     const good = { issuer: ISSUER, client_id: client.client_id, client_secret: client.client_secret, email_domains: [`c-${unique()}.test`] };
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ ...good, issuer: `${ISSUER}/` }, "issuer", /Discovery .* failed/],
-      [{ ...good, issuer: `${FIXTURE}/nothing-here` }, "issuer", /Discovery .* failed/],
+      [{ ...good, issuer: `${FIXTURE}/nothing-here` }, "issuer", /Discovery .* failed: the provider answered HTTP 404$/],
       [{ ...good, issuer: "http://idp.example.com" }, "issuer", /must be https/],
       [{ ...good, issuer: "https://localhost/realms/x" }, "issuer", /egress|refused|Discovery/],
       [{ ...good, client_secret: undefined }, "client_secret", /Required/],

@@ -98,6 +98,8 @@ function describe(err: unknown, url: string): string {
   if (err instanceof SsoError) return err.message;
   if (err instanceof oauth.ResponseBodyError) return `the provider answered ${err.error}${err.error_description ? `: ${err.error_description}` : ""}`;
   if (err instanceof oauth.AuthorizationResponseError) return `the provider answered ${err.error}${err.error_description ? `: ${err.error_description}` : ""}`;
+  // The library says a non-2xx answer "is not a conform ... response": name the status instead.
+  if (err instanceof oauth.OperationProcessingError && err.cause instanceof Response && !err.cause.ok) return `the provider answered HTTP ${err.cause.status}`;
   if (err instanceof oauth.OperationProcessingError || err instanceof oauth.UnsupportedOperationError) return err.message;
   if (err instanceof TypeError && /"response"|must be|expected/.test(err.message)) return err.message;
   return classifyFailure(err, { url }).message;
