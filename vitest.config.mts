@@ -21,7 +21,7 @@ function testFiles(dir: string): string[] {
 /**
  * Test files that take a shared counterpart away for a while (stop the DNS lab's
  * resolver processes): every other file using it would fail meanwhile, so these run
- * after all others, on their own.
+ * after all others, one at a time.
  */
 const TAKES_COUNTERPARTS_AWAY = /stopLab\(/;
 // Tests live under test/, and beside the code where a plug-in keeps its own (src/modules/alerting/channels/<kind>/).
@@ -74,8 +74,9 @@ export default defineConfig(async () => {
       projects: [
         { extends: true as const, test: { name: "shared-runtime", include: ["test/**/*.test.ts", "src/**/*.test.ts"], exclude: [...ownRuntime, ...alone], isolate: false } },
         { extends: true as const, test: { name: "own-runtime", include: ownRuntime } },
-        // A later group: vitest starts it once both groups above are done.
-        { extends: true as const, test: { name: "alone", include: alone, sequence: { groupOrder: 1 } } },
+        // A later group: vitest starts it once both groups above are done, one file at a
+        // time (two files stopping the same lab's resolvers must not overlap either).
+        { extends: true as const, test: { name: "alone", include: alone, maxWorkers: 1, sequence: { groupOrder: 1 } } },
       ],
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],

@@ -66,8 +66,9 @@ describe("record sets", () => {
       expect((await call("DELETE", `/api/dns-watcher/domains/${id}/records/${set.id}`, { token: org.session })).status).toBe(200);
     }
     const after = (await call("GET", `/api/dns-watcher/domains/${id}`, { token: org.session })).body;
-    expect(after.spf).toMatchObject({ watched: false, record: "", status: "none", allows_all: false });
-    expect(after.dmarc).toMatchObject({ watched: false, record: "", valid: false });
+    // Not watched: nothing is known (never "none": no lookup said so).
+    expect(after.spf).toMatchObject({ watched: false, record: "", status: "unknown", allows_all: false });
+    expect(after.dmarc).toMatchObject({ watched: false, record: "", valid: false, status: "unknown" });
     const row = await E.DB.prepare("SELECT spf_json, dmarc_json FROM dns_domains WHERE id = ?").bind(id).first();
     expect(row).toEqual({ spf_json: null, dmarc_json: null });
     // A later run does not bring them back.
@@ -75,6 +76,9 @@ describe("record sets", () => {
     expect(await E.DB.prepare("SELECT spf_json, dmarc_json FROM dns_domains WHERE id = ?").bind(id).first()).toEqual({ spf_json: null, dmarc_json: null });
     // Watched again: parsed again at the next run.
     expect((await call("POST", `/api/dns-watcher/domains/${id}/records`, { token: org.session, body: { name: "@", type: "TXT" } })).status).toBe(201);
+    const readded = (await call("GET", `/api/dns-watcher/domains/${id}`, { token: org.session })).body;
+    expect(readded.spf).toMatchObject({ watched: true, status: "unknown" });
+    expect(readded.records.find((r: any) => r.name === domain && r.type === "TXT")).toMatchObject({ values: null, collection: { state: "pending", last_attempt_at: null, error: null } });
     await runWatch({ resolverUrls: [resolver.url] });
     expect((await call("GET", `/api/dns-watcher/domains/${id}`, { token: org.session })).body.spf).toMatchObject({ watched: true, record: "v=spf1 mx -all" });
   });

@@ -64,7 +64,7 @@ describe("a run against a resolver that hangs", () => {
     expect(run.summary.unresolved_domains).toBe(4);
     const rows = await domainRows();
     expect(rows[0]).toMatchObject({ last_checked_at: new Date(t0 + 601_000).toISOString(), last_check_status: "error" });
-    expect(rows[0].last_check_detail).toMatch(/timeout/);
+    expect(rows[0].last_check_detail).toMatch(/^[\w.-]+ A: no answer from DoH resolver 127\.0\.0\.1:\d+ in time;/);
     for (const r of rows.slice(1)) expect(r).toMatchObject({ last_checked_at: new Date(t0).toISOString(), last_check_status: "ok" });
     expect(await storedValues()).toEqual(baseline);
     expect(await rowCount("dns_history")).toBe(0);
@@ -77,7 +77,7 @@ describe("a run against a resolver that hangs", () => {
 });
 
 describe("answers that cannot be used", () => {
-  it("a timeout, a truncated message, oversize record sets and a body larger than any DNS message are lookup errors, never a change", async () => {
+  it("a timeout, a truncated message, oversize record sets and a body larger than any DNS message are lookup errors, classified, never a change", async () => {
     const org = await signup();
     const domain = `f${unique()}.test`;
     const id = await watchDomain(org, domain);
@@ -85,18 +85,22 @@ describe("answers that cannot be used", () => {
     await runWatch({ resolverUrls: [working.url] });
     const baseline = await storedValues();
 
-    for (const [fail, error] of [
-      ["timeout", /timeout/],
-      ["truncated", /malformed/],
-      ["oversize", /unusable answer: (TXT record of 5000 bytes|120 \w+ records exceed 100)/],
-      ["huge", /malformed.*more than 65535 bytes/],
+    for (const [fail, error, errorClass] of [
+      ["timeout", /^no answer from DoH resolver 127\.0\.0\.1:\d+ in time$/, "timeout"],
+      ["truncated", /^unusable answer from DoH resolver 127\.0\.0\.1:\d+: malformed DNS message: /, "protocol"],
+      ["oversize", /^unusable answer from DoH resolver 127\.0\.0\.1:\d+: (TXT record of 5000 bytes|120 \w+ records exceed 100)/, "protocol"],
+      ["huge", /^unusable answer from DoH resolver 127\.0\.0\.1:\d+: answered more than 65535 bytes$/, "protocol"],
     ] as const) {
       const faulty = await fakeResolver(fakeZone(domain), { fail });
       const run = await runWatch({ resolverUrls: [faulty.url], timeoutMs: 300, breakAfterFailures: 0 });
       expect(run.summary, fail).toMatchObject({ lookup_errors: 7, changes: 0, unresolved_domains: 0 });
       const d = (await call("GET", `/api/dns-watcher/domains/${id}`, { token: org.session })).body;
       expect(d.last_check_status, fail).toBe("error");
-      for (const r of d.records) expect(r.last_error, `${fail} ${r.name} ${r.type}`).toMatch(error);
+      for (const r of d.records) {
+        expect(r.last_error, `${fail} ${r.name} ${r.type}`).toMatch(error);
+        expect(r.collection.error, `${fail} ${r.name} ${r.type}`).toEqual({ class: errorClass, message: r.last_error });
+      }
+      expect(d.collection.error.class, fail).toBe(errorClass);
       expect(await storedValues(), fail).toEqual(baseline);
     }
     const back = await runWatch({ resolverUrls: [working.url] });

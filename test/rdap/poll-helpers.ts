@@ -46,10 +46,21 @@ function neighbourConfig(): Promise<Record<string, string>> {
   return quietNeighbours;
 }
 
-/** One Cron run of the Worker at the test clock (advanced by 1 s first), with env overrides. */
+/**
+ * How long the previous run took on the wall clock. A run's own clock starts at its
+ * scheduled time and advances with the wall clock (the RDAP poll stamps each check with
+ * it), so on a loaded machine a run can write times past "scheduled + 1 s": the next run
+ * starts after those, as the next minute's Cron would, or a monitor checked "in the
+ * future" would not be due.
+ */
+let previousRunMs = 0;
+
+/** One Cron run of the Worker at the test clock (advanced by 1 s past the previous run first), with env overrides. */
 export async function runCron(overrides: Record<string, string> = {}): Promise<void> {
-  clock.advance(1000);
+  clock.advance(1000 + previousRunMs);
+  const started = Date.now();
   await runCronAt(clock.now(), overrides);
+  previousRunMs = Date.now() - started;
 }
 
 /** A Cron run at an explicit time (to overlap two runs). */

@@ -162,11 +162,17 @@ describe("RDAP poll: change detection and storage", () => {
       { registrar_changed: 0, registrant_changed: 0, nameservers_changed: 0, status_changed: 0, expiration_date: "2027-07-04T19:21:02Z", previous_expiration_date: "2026-07-04T19:21:02Z" },
     ]);
 
-    // Every change reached the alert rules: 4 x "any change", 1 x "registrar changed".
+    // Every change reached the alert rules and was sent: "any change" matched 4 times. Each
+    // match of a rule for the domain while its alert is open updates that alert (one alert
+    // per rule and domain, its matches counted, the latest change as its event); distinct
+    // changes are never suppressed as duplicates.
     alerts = await alertsOf(t);
-    expect(alerts.filter((a: any) => a.rule_name === "any change")).toHaveLength(4);
-    expect(alerts.filter((a: any) => a.rule_name === "registrar changed")).toHaveLength(1);
-    expect(alerts.find((a: any) => a.rule_name === "registrar changed").severity).toBe("critical");
+    expect(alerts.every((a: any) => a.status === "fired")).toBe(true);
+    const anyChangeAlerts = alerts.filter((a: any) => a.rule_name === "any change");
+    expect(anyChangeAlerts.map((a: any) => [a.state, a.occurrences])).toEqual([["open", 4]]);
+    expect(anyChangeAlerts[0].message.body).toContain('"eventDate": "2027-07-04T19:21:02Z"');
+    const registrarAlerts = alerts.filter((a: any) => a.rule_name === "registrar changed");
+    expect(registrarAlerts.map((a: any) => [a.severity, a.occurrences])).toEqual([["critical", 1]]);
 
     // GET /api/rdap/changes: the four changes, newest first, hashes chained.
     const ch = await call("GET", "/api/rdap/changes", { token: t });

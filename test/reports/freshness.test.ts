@@ -53,7 +53,10 @@ describe("RDAP freshness", () => {
     expect(stale.evidence).toEqual([
       {
         asset: `RDAP: ${failing}`,
-        detail: expect.stringMatching(new RegExp(`^Not collected since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC \\(http_status\\): RDAP lookup of ${failing.replace(/\./g, "\\.")}: .*503.*; expected within 12 h 5 min$`)),
+        // Its collection state: failing since the first failed check, with the newest data it has.
+        detail: expect.stringMatching(
+          new RegExp(`^Failing since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC \\(http_status\\): RDAP lookup of ${failing.replace(/\./g, "\\.")}: HTTP 503 from .*; newest data \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC; expected within 12 h 5 min$`),
+        ),
         observed_at: expect.any(String),
         fingerprint: null,
         old_value: null,
@@ -63,7 +66,7 @@ describe("RDAP freshness", () => {
     // The RDAP category rests on one of its two domains: partly assessed, the grade provisional.
     expect(data.provisional).toBe(true);
     expect(data.category_status.rdap).toMatchObject({ status: "partial", expected: 2, collected: 1 });
-    expect(data.category_status.rdap.reason).toMatch(new RegExp(`^1 of 2 domains looked up since .* UTC: HTTP error for 1 domain \\(RDAP lookup of ${failing.replace(/\./g, "\\.")}: .*503`));
+    expect(data.category_status.rdap.reason).toMatch(new RegExp(`^1 of 2 domains looked up since .* UTC: HTTP error for 1 domain since .* UTC \\(RDAP lookup of ${failing.replace(/\./g, "\\.")}: .*503`));
     // Its newest data is the first run's answer (the lookup's start, a moment after that run's clock).
     const newest = Date.parse(stale.evidence[0].observed_at);
     expect(newest - collected.getTime()).toBeGreaterThanOrEqual(0);

@@ -54,6 +54,8 @@ export const CATCH_UP_REPORTS = 4;
 export const weeksAgo = (n: number) => new Date(Date.now() - n * 7 * 86_400_000 - 86_400_000);
 
 const CAA_FORBID_ALL = { name: "chixbbq.org", type: "CAA", ttl: 300, data: { flags: 0, tag: "issue", value: ";" } };
+/** What the hub's DoH namespace of the service answers from (a test that makes it fail puts these back). */
+export const HUB_DNS_RECORDS = [CAA_FORBID_ALL];
 
 export interface HubSetup {
   /** CT_LOG_LIST_URL and CT_LOG_LIST_PUBLIC_KEY of the service. */
@@ -84,7 +86,7 @@ export async function prepareHub(hubUrl: string, ns: string): Promise<HubSetup> 
     ],
   });
   const { pem } = (await (await fetch(`${hubUrl}/ctlog/__control/loglist-key`)).json()) as { pem: string };
-  await postJson(`${hubUrl}/doh/__control/zone`, { ns, records: [CAA_FORBID_ALL] });
+  await postJson(`${hubUrl}/doh/__control/zone`, { ns, records: HUB_DNS_RECORDS });
   return { logListUrl: url, logListPem: pem, ns, tilesLog, rfcLog };
 }
 
@@ -103,7 +105,7 @@ function scanResult(name: string, daysLeft?: number) {
 }
 
 /** A self-signed certificate for `names` (a lookalike seen in a CT log), made by openssl. */
-function certificateFor(names: string[]): string {
+export function certificateFor(names: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), "tp-cert-"));
   try {
     // prettier-ignore

@@ -15,7 +15,10 @@
  *                     (the FACTS CONTRACT), written in the same D1 batch as the history row.
  */
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { createdAt, id, organizationId, timestamps } from "./columns";
+import { collectionColumns, createdAt, id, organizationId, timestamps } from "./columns";
+
+/** The collection columns a watched record set keeps: its failure run (its last attempt is its domain's). */
+const { collectionFailingSince, collectionFailures, collectionErrorClass } = collectionColumns();
 
 /** ok: every record set resolved; partial: some lookups failed; error: none resolved. */
 export const DNS_CHECK_STATUSES = ["ok", "partial", "error"] as const;
@@ -51,6 +54,13 @@ export const dnsDomains = sqliteTable(
     spfJson: text("spf_json"),
     /** Parsed DMARC policy in force (modules/dns-watcher/dmarc.ts DmarcRecord), null before _dmarc resolved. */
     dmarcJson: text("dmarc_json"),
+    /**
+     * Collection state (platform/collection) beside last_checked_at (the last attempt) and
+     * last_success_at (the last success): a run is a failed attempt when no record set
+     * resolved (status error). Written by the statement each run already makes for the
+     * domain, so an unchanged run costs no extra row.
+     */
+    ...collectionColumns(),
     ...timestamps(),
   },
   // No index on last_checked_at: every check moves it, and D1 bills an index entry as a
@@ -74,9 +84,20 @@ export const dnsRecordSets = sqliteTable(
     valuesJson: text("values_json"),
     /** NOERROR or NXDOMAIN of the answer the values came from. */
     rcode: text("rcode"),
-    /** The last lookup error ("SERVFAIL (EDE 6 DNSSEC Bogus)", "timeout: ..."), null when the last lookup resolved. */
+    /** The last lookup's failure in words (platform/collection classify), null when the last lookup resolved. */
     lastError: text("last_error"),
     lastChangedAt: text("last_changed_at"),
+    /**
+     * The record set's collection state. Every run asks every record set of its domain, so
+     * its last attempt is the domain's last_checked_at; while it resolves, that is also its
+     * last success. These columns are written only when a lookup fails or the set recovers:
+     * the failure run's start and length, its class (last_error says it in words), and
+     * the last success before the failures (null: never resolved).
+     */
+    collectionFailingSince,
+    collectionFailures,
+    collectionErrorClass,
+    lastSuccessAt: text("last_success_at"),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("dns_record_sets_domain_name_type_unique").on(t.domainId, t.name, t.type)],

@@ -21,7 +21,7 @@
  */
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
-import { id, organizationId, createdAt, updatedAt, isoNow } from "./columns";
+import { collectionColumns, id, organizationId, createdAt, updatedAt, isoNow } from "./columns";
 
 
 export const RDAP_CHECK_STATUSES = [
@@ -77,6 +77,13 @@ export const rdapMonitors = sqliteTable(
     retryAt: text("retry_at"),
     /** Consecutive transient failures, for the retry backoff. */
     failureCount: integer("failure_count").notNull().default(0),
+    /**
+     * Collection state (platform/collection) beside last_checked_at (the last attempt) and
+     * last_success_at: every check that took no snapshot (an error, a 404, a server backing
+     * off, no RDAP server for the TLD) is a failed attempt, classified. Written by the
+     * statement each check already makes for the monitor.
+     */
+    ...collectionColumns(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -5,7 +5,8 @@
  *
  * Per record set:
  *  - a lookup error (SERVFAIL, REFUSED, timeout, garbage) is recorded as the set's
- *    `last_error`; its values stay: an error is never a removal and never a change;
+ *    `last_error`, classified (platform/collection), with its run of failures; its values
+ *    stay: an error is never a removal and never a change;
  *  - the first answer ever is the baseline: stored, not a change;
  *  - an answer whose canonical values differ is a change only when the confirmation
  *    query said the same; otherwise nothing happens and the next run looks again.
@@ -21,12 +22,17 @@
  *  - DNSSEC status from the AD bits and the CD probe; the first status is a baseline
  *    (no history, no event) unless it is a validation failure, which the audit must see.
  *    Any later status change is confirmed by a second answer before it counts.
+ *  - Collection state: the run is an attempt; it failed when no record set resolved
+ *    (status error). The domain enters `failing` at its second failed run in a row and a
+ *    collection event (collection_failing, naming each failing record set, then
+ *    collection_recovered) goes out once per transition.
  */
 import type { DnsCheckStatus, DnsFactKind } from "../../db/schema/dns-watcher";
+import { recordAttempt, type CollectionError, type CollectionRecord, type CollectionTransition } from "../../platform/collection";
 import { txtText, type WatchedRecordType } from "../../platform/dns/presentation";
 import { dmarcRegressions, dmarcVerdict, NO_DMARC, parseDmarc, type DmarcRecord, type DmarcRegression } from "./dmarc";
 import type { DueDomain, DueRecordSet } from "./due-domains";
-import { buildDnsChangeEvent, type DnsWatcherEvent } from "./events";
+import { buildDnsChangeEvent, buildDnsCollectionEvent, type DnsWatcherEvent } from "./events";
 import { classifyDnssec, sameValues, type DnssecStatus, type DnssecVerdict } from "./observation";
 import { spfRecordsOfAnswer, spfTargetsOf, type RunAnswers } from "./run-lookups";
 import { analyzeSpf, EMPTY_SPF, SpfDnsError, type SpfAnalysis, type SpfDns } from "./spf";
@@ -67,14 +73,36 @@ export interface DomainState {
   dnssecError: string;
   spf: SpfAnalysis | null;
   dmarc: DmarcRecord | null;
+  /** Its collection state after this attempt. */
+  collection: CollectionRecord;
+}
+
+/** What a record set's row says of its lookups after the run (written when a lookup failed or the set recovers). */
+export interface RecordSetCollection {
+  id: number;
+  /** The failure in words; null when it resolved. */
+  error: string | null;
+  errorClass: CollectionError["class"] | null;
+  failures: number;
+  failingSince: string | null;
+  /** The last success before the failures; null when it resolved (its domain's last_checked_at says it) or never did. */
+  lastSuccessAt: string | null;
+}
+
+/** A record set whose lookup failed this run. */
+export interface LookupFailure {
+  set: DueRecordSet;
+  failure: CollectionError;
+  /** A resolver answered (SERVFAIL, REFUSED...): about the name, not about the resolver. */
+  answered: boolean;
 }
 
 export interface DomainAssessment {
   domain: DueDomain;
   /** Record sets answered for the first time: their values are stored, nothing is a change. */
   baselines: { id: number; values: string[]; rcode: string }[];
-  /** Record sets whose `last_error` changes (null clears it). */
-  errorMarks: { id: number; error: string | null }[];
+  /** Record sets whose lookup failed, or resolved after failing: their `last_error` and collection columns. */
+  errorMarks: RecordSetCollection[];
   changes: RecordSetChange[];
   history: HistoryEntry[];
   state: DomainState;
@@ -83,7 +111,12 @@ export interface DomainAssessment {
   quiet: boolean;
   /** The change event, sent to alerting once the writes are committed (null: nothing happened worth one). */
   event: DnsWatcherEvent | null;
+  /** The collection transition of this attempt, and its event (sent once the writes are committed). */
+  transition: CollectionTransition;
+  collectionEvent: DnsWatcherEvent | null;
   lookupErrors: number;
+  /** The record sets whose lookup failed this run, and why. */
+  lookupFailures: LookupFailure[];
   /** Differences (record sets, SPF targets, DNSSEC status) the second query did not confirm. */
   unconfirmed: number;
   /** Include/redirect targets whose confirmed change made the SPF policy read again. */
@@ -108,7 +141,7 @@ interface RecordSetOutcome {
   baselines: DomainAssessment["baselines"];
   errorMarks: DomainAssessment["errorMarks"];
   changes: RecordSetChange[];
-  errors: string[];
+  errors: LookupFailure[];
   resolved: number;
   unconfirmed: number;
   /** The apex TXT values when the SPF policy must be (re)read, and why. */
@@ -126,8 +159,24 @@ const isDmarcTxt = (d: DueDomain, s: DueRecordSet) => s.type === "TXT" && s.name
 /** A stored analysis that must be made again even if the TXT record did not change. */
 const spfNotFinal = (spf: SpfAnalysis) => spf.status === "temperror" || (spf as Partial<SpfAnalysis>).target_records === undefined;
 
+/** A failed lookup of `s` at `at`: its run of failures grows (the last success before it is kept). */
+function failedLookup(d: DueDomain, s: DueRecordSet, failure: CollectionError, at: string): RecordSetCollection {
+  const firstFailure = s.failures === 0;
+  return {
+    id: s.id,
+    error: failure.message,
+    errorClass: failure.class,
+    failures: s.failures + 1,
+    failingSince: s.failingSince ?? at,
+    // Until now its lookups resolved: the last one was the domain's last check (if it ever resolved).
+    lastSuccessAt: firstFailure ? (s.values !== null ? d.collection.lastAttemptAt : null) : s.lastSuccessAt,
+  };
+}
+
+const resolvedLookup = (s: DueRecordSet): RecordSetCollection => ({ id: s.id, error: null, errorClass: null, failures: 0, failingSince: null, lastSuccessAt: null });
+
 /** Step 1: each record set's answer against its stored values. */
-function assessRecordSets(d: DueDomain, answers: RunAnswers): RecordSetOutcome {
+function assessRecordSets(d: DueDomain, answers: RunAnswers, resolvedAt: string): RecordSetOutcome {
   const out: RecordSetOutcome = {
     baselines: [], errorMarks: [], changes: [], errors: [], resolved: 0, unconfirmed: 0, spfSource: null, dmarcSource: null, targetChanges: [], apexNxdomain: false,
   };
@@ -140,11 +189,12 @@ function assessRecordSets(d: DueDomain, answers: RunAnswers): RecordSetOutcome {
   for (const s of d.sets) {
     const o = answers.first(s);
     if (o.kind === "error") {
-      out.errors.push(`${s.name} ${s.type}: ${o.error}`);
-      if (s.lastError !== o.error) out.errorMarks.push({ id: s.id, error: o.error });
+      out.errors.push({ set: s, failure: o.failure, answered: o.rcode !== null });
+      out.errorMarks.push(failedLookup(d, s, o.failure, resolvedAt));
       continue;
     }
     out.resolved++;
+    if (s.lastError !== null || s.failures > 0) out.errorMarks.push(resolvedLookup(s));
     if (s.name === d.name) {
       apexAnswers++;
       if (o.rcode === "NXDOMAIN") apexNxdomain++;
@@ -153,7 +203,6 @@ function assessRecordSets(d: DueDomain, answers: RunAnswers): RecordSetOutcome {
       out.baselines.push({ id: s.id, values: o.values, rcode: o.rcode });
       policySource(s, o.values, "baseline");
     } else if (sameValues(o.values, s.values)) {
-      if (s.lastError !== null) out.errorMarks.push({ id: s.id, error: null });
       if (isApexTxt(d, s) && (d.spf === null || spfNotFinal(d.spf))) policySource(s, o.values, "recheck");
       if (isDmarcTxt(d, s) && d.dmarc === null) policySource(s, o.values, "recheck");
     } else {
@@ -357,13 +406,25 @@ function trackingNotAsked(dns: SpfDns): SpfDns & { notAsked: boolean } {
   return tracked;
 }
 
-/** Throws DomainNotResolved when a question of the domain was never put (it stays due, nothing is written). */
-export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: SpfDns, resolvedAt: string): Promise<DomainAssessment> {
-  if (answers.notAsked(d)) throw new DomainNotResolved(`${d.name}: not every question was asked before the run's deadline or with a resolver available`);
-  const records = assessRecordSets(d, answers);
+/** Why a run collected nothing of the domain: the failure shared by its record sets, or the first one. */
+function domainFailure(d: DueDomain, errors: LookupFailure[]): CollectionError {
+  const distinct = new Set(errors.map((e) => e.failure.message));
+  const [first] = errors;
+  if (distinct.size === 1) return { class: first.failure.class, message: `no record set of ${d.name} resolved: ${first.failure.message}` };
+  const others = errors.length - 1;
+  return { class: first.failure.class, message: `no record set of ${d.name} resolved: ${first.set.name} ${first.set.type}: ${first.failure.message} (and ${others} other${others === 1 ? "" : "s"})` };
+}
+
+/**
+ * Throws DomainNotResolved when a question of the domain was never put (it stays due, nothing is written).
+ * `nextAttemptAt`: when the domain is due again (its collection state says it).
+ */
+export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: SpfDns, resolvedAt: string, nextAttemptAt: string | null = null): Promise<DomainAssessment> {
+  if (answers.notAsked(d)) throw new DomainNotResolved(`${d.name}: not every question was asked before the run's deadline`);
+  const records = assessRecordSets(d, answers, resolvedAt);
   const dns = trackingNotAsked(spfDns);
   const policies = await assessPolicies(d, records, dns);
-  if (dns.notAsked) throw new DomainNotResolved(`${d.name}: an SPF lookup was not asked before the run's deadline or with a resolver available`);
+  if (dns.notAsked) throw new DomainNotResolved(`${d.name}: an SPF lookup was not asked before the run's deadline`);
   const { verdict, unconfirmed: dnssecUnconfirmed } = assessDnssec(d, answers);
   const history = records.changes.map((c) => changeHistory(d, c, policies));
   const spf = spfHistory(d, records, policies);
@@ -372,9 +433,16 @@ export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: Sp
   if (dnssec) history.push(dnssec);
 
   const status: DnsCheckStatus = records.errors.length === 0 ? "ok" : records.resolved === 0 ? "error" : "partial";
-  const detail = records.errors.length ? records.errors.join("; ").slice(0, 2000) : records.apexNxdomain ? `${d.name} does not exist (NXDOMAIN)` : null;
+  const detail = records.errors.length
+    ? records.errors.map((e) => `${e.set.name} ${e.set.type}: ${e.failure.message}`).join("; ").slice(0, 2000)
+    : records.apexNxdomain
+      ? `${d.name} does not exist (NXDOMAIN)`
+      : null;
   const dnssecChanged = verdict.status !== d.dnssecStatus;
-  const state: DomainState = { status, detail, dnssecStatus: verdict.status, dnssecError: verdict.status === "bogus" ? verdict.error : "", spf: policies.spf, dmarc: policies.dmarc };
+  const attempt = recordAttempt(d.collection, status === "error" ? { ok: false, error: domainFailure(d, records.errors) } : { ok: true }, resolvedAt, nextAttemptAt);
+  const state: DomainState = {
+    status, detail, dnssecStatus: verdict.status, dnssecError: verdict.status === "bogus" ? verdict.error : "", spf: policies.spf, dmarc: policies.dmarc, collection: attempt.record,
+  };
   const quiet =
     records.baselines.length === 0 && records.errorMarks.length === 0 && history.length === 0 && !dnssecChanged &&
     records.spfSource === null && records.dmarcSource === null && status === "ok" && detail === null;
@@ -389,6 +457,19 @@ export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: Sp
           resolvedAt,
         })
       : null;
+  const collectionEvent = attempt.transition
+    ? buildDnsCollectionEvent({
+        transition: attempt.transition,
+        record: attempt.record,
+        previous: d.collection,
+        domain: d.name,
+        dnssec: { status: state.dnssecStatus, error: state.dnssecError },
+        spf: policies.spf,
+        dmarc: policies.dmarc,
+        failingRecordSets: records.errors.map((e) => ({ name: e.set.name, type: e.set.type, error: e.failure })),
+        attemptedAt: resolvedAt,
+      })
+    : null;
   return {
     domain: d,
     baselines: records.baselines,
@@ -399,7 +480,10 @@ export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: Sp
     dnssecChanged,
     quiet,
     event,
+    transition: attempt.transition,
+    collectionEvent,
     lookupErrors: records.errors.length,
+    lookupFailures: records.errors,
     unconfirmed: records.unconfirmed + (dnssecUnconfirmed ? 1 : 0),
     spfTargetChanges: records.targetChanges.length,
   };

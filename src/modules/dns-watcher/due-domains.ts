@@ -9,6 +9,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import type { CollectionErrorClass, CollectionRecord } from "../../platform/collection";
 import { isWatchedRecordType, type WatchedRecordType } from "../../platform/dns/presentation";
 import type { DmarcRecord } from "./dmarc";
 import type { DnssecStatus } from "./observation";
@@ -22,6 +23,11 @@ export interface DueRecordSet {
   /** Canonical values last stored; null before the first successful resolution (the baseline). */
   values: string[] | null;
   lastError: string | null;
+  /** Its failure run (schema dns_record_sets): length, start, class, the last success before it. */
+  failures: number;
+  failingSince: string | null;
+  errorClass: CollectionErrorClass | null;
+  lastSuccessAt: string | null;
 }
 
 export interface DueDomain {
@@ -36,13 +42,33 @@ export interface DueDomain {
   /** spf_json as stored: the guard of an SPF verdict change (run-writes.ts) compares it. */
   spfJson: string | null;
   dmarc: DmarcRecord | null;
+  /** The domain's collection state before this run. */
+  collection: CollectionRecord;
   sets: DueRecordSet[];
+}
+
+interface DomainRow {
+  id: number;
+  organization_id: number;
+  domain_name: string;
+  dnssec_status: DnssecStatus;
+  dnssec_error: string;
+  spf_json: string | null;
+  dmarc_json: string | null;
+  last_checked_at: string | null;
+  last_success_at: string | null;
+  collection_failing_since: string | null;
+  collection_failures: number;
+  collection_next_attempt_at: string | null;
+  collection_error_class: CollectionErrorClass | null;
+  collection_error: string | null;
 }
 
 export async function selectDueDomains(db: Db, now: Date, intervalSeconds: number, maxDomains: number): Promise<DueDomain[]> {
   const cutoff = new Date(now.getTime() - intervalSeconds * 1000).toISOString();
-  const domains = await db.all<{ id: number; organization_id: number; domain_name: string; dnssec_status: DnssecStatus; dnssec_error: string; spf_json: string | null; dmarc_json: string | null }>(sql`
-    SELECT id, organization_id, domain_name, dnssec_status, dnssec_error, spf_json, dmarc_json FROM dns_domains
+  const domains = await db.all<DomainRow>(sql`
+    SELECT id, organization_id, domain_name, dnssec_status, dnssec_error, spf_json, dmarc_json, last_checked_at, last_success_at,
+      collection_failing_since, collection_failures, collection_next_attempt_at, collection_error_class, collection_error FROM dns_domains
     WHERE enabled = 1 AND (last_checked_at IS NULL OR last_checked_at <= ${cutoff})
     ORDER BY COALESCE(last_checked_at, ''), id LIMIT ${maxDomains}`);
   if (domains.length === 0) return [];
@@ -57,15 +83,30 @@ export async function selectDueDomains(db: Db, now: Date, intervalSeconds: numbe
       spf: parseStoredJson<SpfAnalysis>(d.spf_json),
       spfJson: d.spf_json,
       dmarc: parseStoredJson<DmarcRecord>(d.dmarc_json),
+      collection: {
+        lastAttemptAt: d.last_checked_at,
+        lastSuccessAt: d.last_success_at,
+        failingSince: d.collection_failing_since,
+        consecutiveFailures: d.collection_failures,
+        nextAttemptAt: d.collection_next_attempt_at,
+        errorClass: d.collection_error_class,
+        errorMessage: d.collection_error,
+      },
       sets: [],
     });
   }
-  const sets = await db.all<{ id: number; domain_id: number; name: string; type: string; values_json: string | null; last_error: string | null }>(sql`
-    SELECT id, domain_id, name, type, values_json, last_error FROM dns_record_sets
+  const sets = await db.all<{
+    id: number; domain_id: number; name: string; type: string; values_json: string | null; last_error: string | null;
+    collection_failures: number; collection_failing_since: string | null; collection_error_class: CollectionErrorClass | null; last_success_at: string | null;
+  }>(sql`
+    SELECT id, domain_id, name, type, values_json, last_error, collection_failures, collection_failing_since, collection_error_class, last_success_at FROM dns_record_sets
     WHERE domain_id IN (SELECT value FROM json_each(${JSON.stringify([...byId.keys()])})) ORDER BY id`);
   for (const r of sets) {
     if (!isWatchedRecordType(r.type)) continue;
-    byId.get(r.domain_id)?.sets.push({ id: r.id, name: r.name, type: r.type, values: parseStoredJson<string[]>(r.values_json), lastError: r.last_error });
+    byId.get(r.domain_id)?.sets.push({
+      id: r.id, name: r.name, type: r.type, values: parseStoredJson<string[]>(r.values_json), lastError: r.last_error,
+      failures: r.collection_failures, failingSince: r.collection_failing_since, errorClass: r.collection_error_class, lastSuccessAt: r.last_success_at,
+    });
   }
   return [...byId.values()];
 }

@@ -9,7 +9,9 @@
  *     verdicts, DNSSEC status, the event (assessment.ts);
  *  4. the writes: one bookkeeping statement for every domain where nothing happened, a
  *     few bulk statements for state, guarded batches for changes (run-writes.ts);
- *  5. the change events to alerting, for the changes this run's writes applied.
+ *  5. the change events to alerting, for the changes this run's writes applied, and the
+ *     collection events (a domain entering `failing` or recovering) of the domains
+ *     whose writes went through.
  *
  * An unchanged domain therefore costs one DoH query per record set (plus its SPF
  * include/redirect targets, each shared by every domain that uses it) and one row written.
@@ -17,11 +19,17 @@
  * Bounds: the DNS work of a run stops at `runDeadlineMs` after its start, and a resolver
  * that failed `breakAfterFailures` times in a row (timeouts, refused connections, 5xx)
  * is not asked again during the run (the next one is; doh.ts). A domain with a question
- * that was not asked for either reason is left alone: nothing is written for it, so it
- * stays due and the next run resolves it; nothing about it is recorded as a change.
+ * left unasked by the deadline is left alone: nothing is written for it, so it stays
+ * due and the next run resolves it. A question refused because every resolver's circuit
+ * is open is a failed lookup (the resolvers are down: that is what the domain's
+ * collection state must say), never a change.
+ *
+ * Logs stay quiet: a resolver that fails is said once per source and class per interval
+ * (logSourceFailure), faults of this service with their stack (logUnexpected).
  */
 import type { Db } from "../../db/client";
 import type { Bindings } from "../../env";
+import { logSourceFailure, logUnexpected } from "../../platform/collection";
 import { createDohClient } from "../../platform/dns/doh";
 import { emitEvent } from "../alerting/emit";
 import { assessDomain, DomainNotResolved, type DomainAssessment } from "./assessment";
@@ -109,6 +117,8 @@ export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
     mark = now;
   };
   const resolvedAt = ctx.now.toISOString();
+  // Due again after the interval; the Cron runs every minute.
+  const nextAttemptAt = new Date(ctx.now.getTime() + Math.max(settings.intervalSeconds, 60) * 1000).toISOString();
 
   const due = await selectDueDomains(ctx.db, ctx.now, settings.intervalSeconds, settings.maxDomainsPerRun);
   summary.due_domains = due.length;
@@ -135,44 +145,61 @@ export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
   const assessments: DomainAssessment[] = [];
   await inPool(due, ASSESSMENT_CONCURRENCY, async (d) => {
     try {
-      assessments.push(await assessDomain(d, answers, spfDns, resolvedAt));
+      assessments.push(await assessDomain(d, answers, spfDns, resolvedAt, nextAttemptAt));
     } catch (err) {
       if (err instanceof DomainNotResolved) {
         summary.unresolved_domains++;
         return;
       }
       summary.failed_domains++;
-      console.error(`dns-watcher: assessing ${d.name} failed: ${err instanceof Error ? err.stack : String(err)}`);
+      logUnexpected(`dns-watcher: assessing ${d.name}`, err);
     }
   });
+  logResolverFailures(assessments, ctx.now.getTime());
 
   phaseDone("assess");
-  const commit = await commitAssessments(ctx.env.DB, assessments, resolvedAt);
+  const commit = await commitAssessments(ctx.env.DB, assessments, resolvedAt, nextAttemptAt);
   summary.rows_written = commit.rowsWritten;
   summary.write_statements = commit.statements;
   summary.failed_domains += commit.failed.size;
-  for (const [id, reason] of commit.failed) console.error(`dns-watcher: writing the results of domain ${id} failed (it stays due): ${reason}`);
+  for (const [id, reason] of commit.failed) logUnexpected(`dns-watcher: writing the results of domain ${id} (it stays due)`, reason);
   phaseDone("write");
 
   const emit = ctx.emit ?? ((organizationId: number, event: DnsWatcherEvent) => emitEvent(ctx.env, "dns-watcher", organizationId, event));
+  const send = async (organizationId: number, event: DnsWatcherEvent, domain: string) => {
+    try {
+      await emit(organizationId, event);
+      summary.events_emitted++;
+    } catch (err) {
+      summary.event_errors++;
+      logUnexpected(`dns-watcher: ${event.event_type} event for ${domain} (organization ${organizationId}) not delivered to alerting`, err);
+    }
+  };
   for (const a of assessments) {
     summary.lookup_errors += a.lookupErrors;
     summary.unconfirmed += a.unconfirmed;
     if (commit.failed.has(a.domain.id)) continue;
+    if (a.collectionEvent) await send(a.domain.organizationId, a.collectionEvent, a.domain.name);
     summary.changes += a.changes.length;
     summary.spf_target_changes += a.spfTargetChanges;
     summary.facts += a.history.reduce((n, h) => n + h.facts.length, 0);
     if (a.dnssecChanged) summary.dnssec_changes++;
     if (!a.event || !commit.applied.has(a.domain.id)) continue;
-    try {
-      await emit(a.domain.organizationId, a.event);
-      summary.events_emitted++;
-    } catch (err) {
-      summary.event_errors++;
-      console.error(`dns-watcher: change event for ${a.domain.name} (organization ${a.domain.organizationId}) not delivered to alerting: ${String(err)}`);
-    }
+    await send(a.domain.organizationId, a.event, a.domain.name);
   }
   phaseDone("events");
   summary.duration_ms = Date.now() - started;
   return summary;
+}
+
+/**
+ * The run's failed lookups, one log line per failure class and message per interval
+ * (logSourceFailure): a resolver that is down fails every question of every domain, and
+ * says so once. Answers that are findings (SERVFAIL of a bogus zone, NXDOMAIN) are data,
+ * recorded on the record sets, not logged.
+ */
+function logResolverFailures(assessments: readonly DomainAssessment[], nowMs: number): void {
+  for (const a of assessments) {
+    for (const f of a.lookupFailures) if (!f.answered) logSourceFailure("dns-watcher: DoH resolvers", f.failure, nowMs);
+  }
 }

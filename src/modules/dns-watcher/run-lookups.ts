@@ -19,10 +19,9 @@
  * Nothing here touches D1; the answers are read by assessment.ts.
  */
 import type { DnsResolver, DnsResponse } from "../../platform/dns/doh";
-import { isNotAsked } from "../../platform/dns/doh";
 import { txtText, type WatchedRecordType } from "../../platform/dns/presentation";
 import type { DueDomain, DueRecordSet } from "./due-domains";
-import { observe, sameValues, type Observation } from "./observation";
+import { leftForNextRun, lookupFailure, observe, sameValues, type Observation } from "./observation";
 import { SpfDnsError, spfRecordsOf, type SpfDns, type SpfLookupType } from "./spf";
 
 const questionKey = (name: string, type: string) => `${name}|${type}`;
@@ -49,7 +48,7 @@ export interface RunAnswers {
   /** The first answer / the confirmation of any question of the run (record sets and SPF targets). */
   answer(name: string, type: string): Observation | undefined;
   confirmation(name: string, type: string): Observation | undefined;
-  /** One of the domain's questions was never put (run deadline, every resolver's circuit open): the domain is left for the next run. */
+  /** One of the domain's questions was never put (the run's deadline passed): the domain is left for the next run. */
   notAsked(domain: DueDomain): boolean;
   /** Distinct questions asked first (record sets and SPF targets), of which SPF targets only; confirmations, of which for SPF targets only. */
   readonly distinctQuestions: number;
@@ -194,7 +193,7 @@ export function spfDnsOver(resolver: DnsResolver, answers?: RunAnswers): SpfDns 
           : resolver.query(name, type).then(
               (r) => valuesOf(type, r),
               (err: unknown) => {
-                throw new SpfDnsError((err as Error).message, isNotAsked(err));
+                throw new SpfDnsError(lookupFailure(err).message, leftForNextRun(err));
               },
             );
         memo.set(k, p);

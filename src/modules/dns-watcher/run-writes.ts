@@ -7,8 +7,9 @@
  *  - Domains where nothing happened: ONE statement moves their `last_checked_at` and
  *    `last_success_at` (one row each, the only write an unchanged domain costs).
  *  - `last_success_at` (when the domain's data was last collected: status ok or partial)
- *    rides on the domain-state statements every domain already gets, as a column of the
- *    same row update, so it costs no statement and no row.
+ *    and the collection state (platform/collection: failure run, class, message, next
+ *    attempt) ride on the domain-state statements every domain already gets, as columns
+ *    of the same row update, so they cost no statement and no row.
  *  - Baselines, lookup errors set or cleared, re-read SPF/DMARC, domain state: one
  *    statement per kind for all domains, the rows given as one JSON parameter read with
  *    json_each (D1 allows 100 bound parameters, so per-row parameters would not scale).
@@ -46,8 +47,15 @@ const byJsonSize = <T>(rows: readonly T[], budget = JSON_PARAMETER_BYTES): T[][]
 
 function stateRow(a: DomainAssessment) {
   const s = a.state;
-  return [a.domain.id, s.status, s.detail, s.dnssecStatus, s.dnssecError, s.spf === null ? null : json(s.spf), s.dmarc === null ? null : json(s.dmarc)];
+  const c = s.collection;
+  return [
+    a.domain.id, s.status, s.detail, s.dnssecStatus, s.dnssecError, s.spf === null ? null : json(s.spf), s.dmarc === null ? null : json(s.dmarc),
+    c.failingSince, c.consecutiveFailures, c.nextAttemptAt, c.errorClass, c.errorMessage,
+  ];
 }
+
+/** A record set's lookup outcome as a row of the errorMarks JSON parameter. */
+const errorMarkRow = (e: DomainAssessment["errorMarks"][number]) => [e.id, e.error, e.errorClass, e.failures, e.failingSince, e.lastSuccessAt];
 
 /**
  * A parsed SPF / DMARC policy is written only while its record set is still watched: a
@@ -67,25 +75,29 @@ const BULK_SQL = {
   baselines: `UPDATE dns_record_sets SET values_json = u.v, rcode = u.r, last_error = NULL
     FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS v, value ->> '$[2]' AS r FROM json_each(?)) AS u
     WHERE dns_record_sets.id = u.id AND dns_record_sets.values_json IS NULL`,
-  errorMarks: `UPDATE dns_record_sets SET last_error = u.e
-    FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS e FROM json_each(?)) AS u
+  errorMarks: `UPDATE dns_record_sets SET last_error = u.e, collection_error_class = u.c, collection_failures = u.n, collection_failing_since = u.fs, last_success_at = u.ls
+    FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS e, value ->> '$[2]' AS c, value ->> '$[3]' AS n, value ->> '$[4]' AS fs, value ->> '$[5]' AS ls FROM json_each(?)) AS u
     WHERE dns_record_sets.id = u.id`,
-  states: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = CASE WHEN u.s = 'error' THEN dns_domains.last_success_at ELSE ?1 END, last_check_status = u.s, last_check_detail = u.d, dnssec_status = u.ds, dnssec_error = u.de, spf_json = ${POLICY_IF_WATCHED.spf("u.spf")}, dmarc_json = ${POLICY_IF_WATCHED.dmarc("u.dm")}
-    FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS s, value ->> '$[2]' AS d, value ->> '$[3]' AS ds, value ->> '$[4]' AS de, value ->> '$[5]' AS spf, value ->> '$[6]' AS dm FROM json_each(?2)) AS u
+  states: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = CASE WHEN u.s = 'error' THEN dns_domains.last_success_at ELSE ?1 END, last_check_status = u.s, last_check_detail = u.d, dnssec_status = u.ds, dnssec_error = u.de, spf_json = ${POLICY_IF_WATCHED.spf("u.spf")}, dmarc_json = ${POLICY_IF_WATCHED.dmarc("u.dm")},
+      collection_failing_since = u.cfs, collection_failures = u.cn, collection_next_attempt_at = u.cna, collection_error_class = u.cc, collection_error = u.ce
+    FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS s, value ->> '$[2]' AS d, value ->> '$[3]' AS ds, value ->> '$[4]' AS de, value ->> '$[5]' AS spf, value ->> '$[6]' AS dm,
+      value ->> '$[7]' AS cfs, value ->> '$[8]' AS cn, value ->> '$[9]' AS cna, value ->> '$[10]' AS cc, value ->> '$[11]' AS ce FROM json_each(?2)) AS u
     WHERE dns_domains.id = u.id`,
-  quiet: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = ?1, last_check_status = 'ok', last_check_detail = NULL WHERE id IN (SELECT value FROM json_each(?2))`,
+  quiet: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = ?1, last_check_status = 'ok', last_check_detail = NULL,
+      collection_failing_since = NULL, collection_failures = 0, collection_next_attempt_at = ?3, collection_error_class = NULL, collection_error = NULL
+    WHERE id IN (SELECT value FROM json_each(?2))`,
 };
 
-function bulkStatements(d1: D1Database, plain: DomainAssessment[], resolvedAt: string): D1PreparedStatement[] {
+function bulkStatements(d1: D1Database, plain: DomainAssessment[], resolvedAt: string, nextAttemptAt: string | null): D1PreparedStatement[] {
   const stmts: D1PreparedStatement[] = [];
   const baselines = plain.flatMap((a) => a.baselines.map((b) => [b.id, json(b.values), b.rcode]));
-  const errorMarks = plain.flatMap((a) => a.errorMarks.map((e) => [e.id, e.error]));
+  const errorMarks = plain.flatMap((a) => a.errorMarks.map(errorMarkRow));
   const states = plain.filter((a) => !a.quiet).map(stateRow);
   const quiet = plain.filter((a) => a.quiet).map((a) => a.domain.id);
   for (const rows of byJsonSize(baselines)) stmts.push(d1.prepare(BULK_SQL.baselines).bind(json(rows)));
   for (const rows of byJsonSize(errorMarks)) stmts.push(d1.prepare(BULK_SQL.errorMarks).bind(json(rows)));
   for (const rows of byJsonSize(states)) stmts.push(d1.prepare(BULK_SQL.states).bind(resolvedAt, json(rows)));
-  for (const ids of byJsonSize(quiet)) stmts.push(d1.prepare(BULK_SQL.quiet).bind(resolvedAt, json(ids)));
+  for (const ids of byJsonSize(quiet)) stmts.push(d1.prepare(BULK_SQL.quiet).bind(resolvedAt, json(ids), nextAttemptAt));
   return stmts;
 }
 
@@ -122,7 +134,7 @@ function changePlan(d1: D1Database, a: DomainAssessment, resolvedAt: string): Gu
   const statements: D1PreparedStatement[] = [];
   const guarded: number[] = [];
   for (const b of a.baselines) statements.push(d1.prepare("UPDATE dns_record_sets SET values_json = ?, rcode = ?, last_error = NULL WHERE id = ? AND values_json IS NULL").bind(json(b.values), b.rcode, b.id));
-  for (const e of a.errorMarks) statements.push(d1.prepare("UPDATE dns_record_sets SET last_error = ? WHERE id = ?").bind(e.error, e.id));
+  if (a.errorMarks.length) statements.push(d1.prepare(BULK_SQL.errorMarks).bind(json(a.errorMarks.map(errorMarkRow))));
   for (const c of a.changes) {
     guarded.push(statements.length);
     statements.push(
@@ -153,7 +165,7 @@ function changePlan(d1: D1Database, a: DomainAssessment, resolvedAt: string): Gu
       );
     }
   }
-  const [id, status, detail, dnssecStatus, dnssecError, spf, dmarc] = stateRow(a);
+  const [id, status, detail, dnssecStatus, dnssecError, spf, dmarc, cfs, cn, cna, cc, ce] = stateRow(a);
   // A recorded DNSSEC status or SPF verdict change is guarded like a record change: it applies once.
   const dnssecGuard = a.history.some((h) => h.kind === "dnssec");
   const spfGuard = a.history.some((h) => h.kind === "spf");
@@ -162,10 +174,14 @@ function changePlan(d1: D1Database, a: DomainAssessment, resolvedAt: string): Gu
     d1
       .prepare(
         `UPDATE dns_domains SET last_checked_at = ?, last_success_at = CASE WHEN ? = 'error' THEN last_success_at ELSE ? END, last_check_status = ?, last_check_detail = ?,
-           dnssec_status = ?, dnssec_error = ?, spf_json = ${POLICY_IF_WATCHED.spf("?")}, dmarc_json = ${POLICY_IF_WATCHED.dmarc("?")}
+           dnssec_status = ?, dnssec_error = ?, spf_json = ${POLICY_IF_WATCHED.spf("?")}, dmarc_json = ${POLICY_IF_WATCHED.dmarc("?")},
+           collection_failing_since = ?, collection_failures = ?, collection_next_attempt_at = ?, collection_error_class = ?, collection_error = ?
          WHERE id = ?${dnssecGuard ? " AND dnssec_status = ?" : ""}${spfGuard ? " AND spf_json IS ?" : ""}`,
       )
-      .bind(resolvedAt, status, resolvedAt, status, detail, dnssecStatus, dnssecError, spf, dmarc, id, ...(dnssecGuard ? [d.dnssecStatus] : []), ...(spfGuard ? [d.spfJson] : [])),
+      .bind(
+        resolvedAt, status, resolvedAt, status, detail, dnssecStatus, dnssecError, spf, dmarc, cfs, cn, cna, cc, ce, id,
+        ...(dnssecGuard ? [d.dnssecStatus] : []), ...(spfGuard ? [d.spfJson] : []),
+      ),
   );
   return { domainId: d.id, statements, guarded };
 }
@@ -190,13 +206,13 @@ function batchesOf(plans: GuardedPlan[]): GuardedPlan[][] {
 
 const rowsOf = (results: D1Result[]) => results.reduce((n, r) => n + (r.meta?.rows_written ?? r.meta?.changes ?? 0), 0);
 
-export async function commitAssessments(d1: D1Database, assessments: readonly DomainAssessment[], resolvedAt: string): Promise<CommitOutcome> {
+export async function commitAssessments(d1: D1Database, assessments: readonly DomainAssessment[], resolvedAt: string, nextAttemptAt: string | null = null): Promise<CommitOutcome> {
   const outcome: CommitOutcome = { applied: new Set(), failed: new Map(), rowsWritten: 0, statements: 0 };
   // A first DNSSEC status is a baseline (no history): state like the rest, no guard needed.
   const withChanges = assessments.filter((a) => a.history.length > 0);
   const plain = assessments.filter((a) => a.history.length === 0);
 
-  const bulk = bulkStatements(d1, plain, resolvedAt);
+  const bulk = bulkStatements(d1, plain, resolvedAt, nextAttemptAt);
   if (bulk.length) {
     try {
       outcome.rowsWritten += rowsOf(await d1.batch(bulk));

@@ -4,6 +4,7 @@ import { limitOffsetQuery, pathId, sortOrder } from "../../platform/paging";
 import { DNS_CHECK_STATUSES, DNSSEC_STATUS_VALUES } from "../../db/schema/dns-watcher";
 import { WATCHED_RECORD_TYPES } from "../../platform/dns/presentation";
 import { safeMultilineText } from "../../platform/text";
+import { CollectionSchema } from "../../platform/collection/schema";
 
 export const DOMAIN_SORT = ["domain_name", "enabled", "last_checked_at", "dnssec_status", "created_at"] as const;
 export const NOTES_MAX = 2000;
@@ -16,8 +17,12 @@ const domainFields = {
   last_checked_at: z.string().nullable().openapi({ description: "ISO 8601; null before the first scheduled resolution" }),
   last_success_at: z.string().nullable().openapi({ description: "ISO 8601: the latest scheduled resolution that collected the domain's data (status ok or partial); null while none has" }),
   last_check_status: z.enum(DNS_CHECK_STATUSES).nullable().openapi({ description: "ok: every record set resolved; partial: some lookups failed (see last_check_detail); error: none resolved" }),
-  last_check_detail: z.string().nullable(),
+  last_check_detail: z.string().nullable().openapi({ description: "The failed lookups of the last run in words (each record set, what failed), or a note; null when every lookup resolved" }),
   dnssec_status: z.enum(DNSSEC_STATUS_VALUES).openapi({ description: "validated (AD set), insecure (no AD, not bogus), bogus (SERVFAIL that resolves with CD set), unknown" }),
+  collection: CollectionSchema.openapi({
+    description:
+      "Whether the domain's DNS could be collected: each scheduled run is an attempt, which succeeds when at least one record set resolved (each record set has its own state); failing after two runs in a row resolved nothing",
+  }),
   created_at: z.string(),
   updated_at: z.string(),
 };
@@ -56,8 +61,9 @@ export const RecordSet = z
     type: z.enum(WATCHED_RECORD_TYPES),
     values: z.array(z.string()).nullable().openapi({ description: "Canonical values (sorted, names lowercase with trailing dot, TTL left out); [] = NXDOMAIN/NODATA; null before the first resolution" }),
     rcode: z.string().nullable(),
-    last_error: z.string().nullable().openapi({ description: "The last lookup error; the values stay those of the last successful resolution" }),
+    last_error: z.string().nullable().openapi({ description: "The last lookup's failure in words (also collection.error); the values stay those of the last successful resolution" }),
     last_changed_at: z.string().nullable(),
+    collection: CollectionSchema.openapi({ description: "Whether this record set's lookups succeed: pending until it first resolves (values null: not resolved yet)" }),
     created_at: z.string(),
   })
   .openapi("DnsRecordSet");
@@ -72,7 +78,10 @@ export const RecordSetCreated = z.object({ id: z.number().int(), message: z.stri
 
 const spfView = z
   .object({
-    status: z.enum(["none", "ok", "permerror", "temperror"]),
+    status: z.enum(["unknown", "none", "ok", "permerror", "temperror"]).openapi({
+      description:
+        "unknown: never read (the apex TXT never resolved, or it is not watched); none: a successful lookup found no v=spf1 record; ok, permerror, temperror: the verdict of the record last read. While lookups fail the last read policy stays (see the apex TXT record set's collection)",
+    }),
     record: z.string(),
     mechanisms: z.array(z.string()),
     includes: z.array(z.string()),
@@ -91,6 +100,10 @@ const spfView = z
   .openapi("SpfPolicy");
 const dmarcView = z
   .object({
+    status: z.enum(["unknown", "none", "ok", "invalid"]).openapi({
+      description:
+        "unknown: never read (the _dmarc TXT never resolved, or it is not watched); none: a successful lookup found no DMARC record; ok: a valid policy record; invalid: a record without a usable policy. While lookups fail the last read policy stays",
+    }),
     record: z.string(),
     valid: z.boolean(),
     p: z.string(),

@@ -11,12 +11,14 @@ import { conflict, invalidField, notFound, quotaExceeded } from "../../platform/
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
+import { collectionView } from "../../platform/collection";
 import type { WatchedRecordType } from "../../platform/dns/presentation";
 import { normalizeDomain } from "../lists/domain";
 import { NO_DMARC, type DmarcRecord } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
 import type { DOMAIN_SORT } from "./schema";
 import { parseStoredJson } from "./stored-json";
+import { domainCollection, recordSetCollection } from "./collection";
 
 registerUsageCounter("dns_domains", (db, organizationId) => tenantDb(db, organizationId).count(dnsDomains));
 
@@ -92,7 +94,10 @@ export function recordSetName(raw: string, domain: string, field = "name"): stri
   return name;
 }
 
-function domainView(d: typeof dnsDomains.$inferSelect) {
+type DomainRow = typeof dnsDomains.$inferSelect;
+type RecordSetRow = typeof dnsRecordSets.$inferSelect;
+
+function domainView(d: DomainRow) {
   return {
     id: d.id,
     domain_name: d.domainName,
@@ -103,12 +108,13 @@ function domainView(d: typeof dnsDomains.$inferSelect) {
     last_check_status: d.lastCheckStatus,
     last_check_detail: d.lastCheckDetail,
     dnssec_status: d.dnssecStatus,
+    collection: collectionView(domainCollection(d), d.enabled),
     created_at: d.createdAt,
     updated_at: d.updatedAt,
   };
 }
 
-function recordSetView(r: typeof dnsRecordSets.$inferSelect) {
+function recordSetView(r: RecordSetRow, d: DomainRow) {
   return {
     id: r.id,
     name: r.name,
@@ -117,6 +123,7 @@ function recordSetView(r: typeof dnsRecordSets.$inferSelect) {
     rcode: r.rcode,
     last_error: r.lastError,
     last_changed_at: r.lastChangedAt,
+    collection: collectionView(recordSetCollection(r, d), d.enabled),
     created_at: r.createdAt,
   };
 }
@@ -173,6 +180,13 @@ export async function listDomains(t: Tenant, q: DomainListInput) {
 const isSpfSource = (domain: string, s: { name: string; type: string }) => s.type === "TXT" && s.name === domain;
 const isDmarcSource = (domain: string, s: { name: string; type: string }) => s.type === "TXT" && s.name === `_dmarc.${domain}`;
 
+/** unknown: never observed; none: looked up, no DMARC record; ok / invalid: the record's verdict. */
+function dmarcStatus(d: DmarcRecord | null): "unknown" | "none" | "ok" | "invalid" {
+  if (d === null) return "unknown";
+  if (!d.record) return "none";
+  return d.valid ? "ok" : "invalid";
+}
+
 /**
  * The domain with its current state: record sets and values, parsed SPF and DMARC,
  * DNSSEC. A policy whose record set is not watched says so (`watched` false) and shows
@@ -183,11 +197,14 @@ export async function getDomain(t: Tenant, id: number) {
   const sets = await t.select(dnsRecordSets, eq(dnsRecordSets.domainId, id)).orderBy(dnsRecordSets.name, dnsRecordSets.type).all();
   const spfWatched = sets.some((s) => isSpfSource(d.domainName, s));
   const dmarcWatched = sets.some((s) => isDmarcSource(d.domainName, s));
+  const spf = spfWatched ? parseStoredJson<SpfAnalysis>(d.spfJson) : null;
+  const dmarc = dmarcWatched ? parseStoredJson<DmarcRecord>(d.dmarcJson) : null;
   return {
     ...domainView(d),
-    records: sets.map(recordSetView),
-    spf: { ...((spfWatched ? parseStoredJson<SpfAnalysis>(d.spfJson) : null) ?? EMPTY_SPF), watched: spfWatched },
-    dmarc: { ...((dmarcWatched ? parseStoredJson<DmarcRecord>(d.dmarcJson) : null) ?? NO_DMARC), watched: dmarcWatched },
+    records: sets.map((r) => recordSetView(r, d)),
+    // Never observed (not watched, or its TXT never resolved): unknown, not "none".
+    spf: spf ? { ...spf, watched: spfWatched } : { ...EMPTY_SPF, status: "unknown" as const, watched: spfWatched },
+    dmarc: { ...(dmarc ?? NO_DMARC), status: dmarcStatus(dmarc), watched: dmarcWatched },
     dnssec: { status: d.dnssecStatus, validated: d.dnssecStatus === "validated", error: d.dnssecError },
   };
 }
@@ -214,7 +231,7 @@ export async function deleteDomain(t: Tenant, id: number) {
 export async function listRecordSets(t: Tenant, domainId: number) {
   const d = await t.getOr404(dnsDomains, domainId, "DNS domain");
   const sets = await t.select(dnsRecordSets, eq(dnsRecordSets.domainId, domainId)).orderBy(dnsRecordSets.name, dnsRecordSets.type).all();
-  return { domain: d.domainName, records: sets.map(recordSetView) };
+  return { domain: d.domainName, records: sets.map((r) => recordSetView(r, d)) };
 }
 
 /**

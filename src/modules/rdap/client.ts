@@ -3,7 +3,9 @@
  * classified into the outcomes the monitor records as `last_check_status`.
  *
  * Remote faults never throw: every network error, timeout, odd status or odd
- * body becomes a result. Redirects are followed by hand (at most 5, loops
+ * body becomes a result, with its collection failure (platform/collection: a class
+ * and a message naming the server and what failed; the runtime's opaque texts are
+ * recognised there and never passed on). Redirects are followed by hand (at most 5, loops
  * detected) because registries redirect thin lookups to registrars and a
  * misconfigured pair can bounce forever; `fetch`'s own redirect handling would
  * hide which URL answered.
@@ -11,6 +13,7 @@
 import { isRdapDomain, type RdapDomain } from "./rdap-json";
 import { rdapDomainUrl } from "./bootstrap";
 import { readBodyUpTo } from "../../platform/http-body";
+import { blockedFailure, classifyFailure, httpStatusFailure, sanitizeFailureMessage, type CollectionError } from "../../platform/collection";
 
 export type RdapFetchOutcome =
   | "success"
@@ -54,14 +57,17 @@ interface ResultBase {
   redirects: number;
 }
 
+/** A lookup that produced no registration data says why, classified. */
+type Failed = { failure: CollectionError };
+
 export type RdapFetchResult =
   | (ResultBase & { outcome: "success"; httpStatus: number; domain: RdapDomain; bodyText: string })
-  | (ResultBase & { outcome: "not_found" })
-  | (ResultBase & { outcome: "rate_limited"; retryAfterSeconds: number | null })
-  | (ResultBase & { outcome: "server_error"; message: string })
-  | (ResultBase & { outcome: "timeout"; message: string })
-  | (ResultBase & { outcome: "invalid_response"; reason: InvalidResponseReason; message: string })
-  | (ResultBase & { outcome: "no_rdap_server"; message: string });
+  | (ResultBase & Failed & { outcome: "not_found" })
+  | (ResultBase & Failed & { outcome: "rate_limited"; retryAfterSeconds: number | null })
+  | (ResultBase & Failed & { outcome: "server_error"; message: string })
+  | (ResultBase & Failed & { outcome: "timeout"; message: string })
+  | (ResultBase & Failed & { outcome: "invalid_response"; reason: InvalidResponseReason; message: string })
+  | (ResultBase & Failed & { outcome: "no_rdap_server"; message: string });
 
 export const MAX_REDIRECTS = 5;
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -108,8 +114,8 @@ async function readLimited(res: Response, limit: number): Promise<string> {
 }
 
 type Hop = { requestUrl: string; finalUrl: string; httpStatus: number; redirects: number };
-/** What `fetchDomain` reports, before the timing fields are added. */
-type Outcome = DistributiveOmit<RdapFetchResult, "fetchedAt" | "elapsedMs" | "redirects"> & { redirects?: number };
+/** What `fetchDomain` reports, before the timing fields and the failure (unless already classified) are added. */
+type Outcome = DistributiveOmit<RdapFetchResult, "fetchedAt" | "elapsedMs" | "redirects" | "failure"> & { redirects?: number; failure?: CollectionError };
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
@@ -160,7 +166,8 @@ async function answerOutcome(res: Response, at: Hop, maxBodyBytes: number, timed
     if (err instanceof BodyTooLarge) return { ...at, outcome: "invalid_response", reason: "too_large", message: "response body too large" };
     const timeout = timedOut();
     if (timeout) return { ...at, outcome: "timeout", message: timeout };
-    return { ...at, outcome: "server_error", message: `body read failed: ${(err as Error).message}` };
+    const failure = classifyFailure(err, { url: at.finalUrl, what: "reading the RDAP answer" });
+    return { ...at, outcome: "server_error", message: failure.message, failure };
   }
   // Servers send application/rdap+json, application/json or nothing; HTML is a
   // portal or an error page, never an RDAP answer.
@@ -190,7 +197,7 @@ export async function fetchDomain(
   const now = options.now ?? Date.now;
   const started = now();
   const done = (r: Outcome) =>
-    ({ fetchedAt: new Date(started).toISOString(), redirects: 0, elapsedMs: Math.max(0, now() - started), ...r }) as RdapFetchResult;
+    ({ fetchedAt: new Date(started).toISOString(), redirects: 0, elapsedMs: Math.max(0, now() - started), ...r, ...(r.outcome === "success" ? {} : { failure: r.failure ?? failureOf(r, domain) }) }) as RdapFetchResult;
 
   if (!baseUrl) return done({ outcome: "no_rdap_server", requestUrl: null, finalUrl: null, httpStatus: null, message: `no RDAP server known for ${domain}` });
   let requestUrl: string;
@@ -219,8 +226,9 @@ export async function fetchDomain(
       } catch (err) {
         const timeout = timedOut();
         if (timeout) return done({ outcome: "timeout", requestUrl, finalUrl: url, httpStatus: null, redirects, message: timeout });
-        // Refused connection, DNS failure, TLS failure: the server is not serving.
-        return done({ outcome: "server_error", requestUrl, finalUrl: url, httpStatus: null, redirects, message: `network error: ${(err as Error).message}` });
+        // Refused connection, DNS failure, TLS failure: the server is not serving. Said by the one classifier.
+        const failure = classifyFailure(err, { url, what: `RDAP lookup of ${domain}` });
+        return done({ outcome: "server_error", requestUrl, finalUrl: url, httpStatus: null, redirects, message: failure.message, failure });
       }
       const at: Hop = { requestUrl, finalUrl: url, httpStatus: res.status, redirects };
       if (res.status >= 300 && res.status < 400 && res.status !== 304) {
@@ -236,5 +244,40 @@ export async function fetchDomain(
     }
   } finally {
     clearTimeout(timer);
+  }
+}
+
+const hostOf = (url: string | null): string => {
+  try {
+    return url ? new URL(url).host : "the RDAP server";
+  } catch {
+    return "the RDAP server";
+  }
+};
+
+/** The collection failure of a lookup that took no snapshot (network errors are classified where they are caught). */
+function failureOf(r: Outcome, domain: string): CollectionError {
+  const what = `RDAP lookup of ${domain}`;
+  const url = r.finalUrl ?? r.requestUrl ?? "";
+  switch (r.outcome) {
+    case "not_found": {
+      const f = httpStatusFailure(404, url, what);
+      return { ...f, message: `${f.message}: the registry does not know the domain` };
+    }
+    case "rate_limited":
+      return httpStatusFailure(429, url, what, r.retryAfterSeconds ?? undefined);
+    case "server_error":
+      return r.httpStatus !== null ? httpStatusFailure(r.httpStatus, url, what) : { class: "connect", message: sanitizeFailureMessage(`${what}: ${r.message}`) };
+    case "timeout":
+      return { class: "timeout", message: sanitizeFailureMessage(`${what}: ${hostOf(url)} gave ${r.message}`) };
+    case "no_rdap_server":
+      // Discovery's answer (the IANA bootstrap registry) names no server to ask.
+      return { class: "protocol", message: sanitizeFailureMessage(`${what}: ${r.message}`) };
+    case "invalid_response":
+      if (r.reason === "redirect_refused") return blockedFailure(r.message, what);
+      if (r.reason === "unexpected_status" && r.httpStatus !== null) return httpStatusFailure(r.httpStatus, url, what);
+      return { class: "protocol", message: sanitizeFailureMessage(`${what}: unusable answer from ${hostOf(url)}: ${r.message}`) };
+    default:
+      return { class: "internal", message: `${what}: failed` };
   }
 }

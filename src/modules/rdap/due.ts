@@ -8,6 +8,8 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lte, min, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { rdapMonitors, rdapSnapshots } from "../../db/schema/rdap";
+import type { CollectionRecord } from "../../platform/collection";
+import { monitorCollection } from "./collection";
 
 export interface DueMonitor {
   id: number;
@@ -19,6 +21,8 @@ export interface DueMonitor {
   /** Canonical hash of that snapshot. */
   lastHash: string | null;
   failureCount: number;
+  /** Its collection state before this poll. */
+  collection: CollectionRecord;
 }
 
 const neverChecked = sql`coalesce(${rdapMonitors.lastCheckedAt}, '')`;
@@ -50,6 +54,13 @@ export async function selectDue(db: Db, now: Date, intervalSeconds: number, maxD
       lastSnapshotId: rdapMonitors.lastSnapshotId,
       lastHash: rdapSnapshots.hash,
       failureCount: rdapMonitors.failureCount,
+      lastCheckedAt: rdapMonitors.lastCheckedAt,
+      lastSuccessAt: rdapMonitors.lastSuccessAt,
+      collectionFailingSince: rdapMonitors.collectionFailingSince,
+      collectionFailures: rdapMonitors.collectionFailures,
+      collectionNextAttemptAt: rdapMonitors.collectionNextAttemptAt,
+      collectionErrorClass: rdapMonitors.collectionErrorClass,
+      collectionError: rdapMonitors.collectionError,
     })
     .from(rdapMonitors)
     .leftJoin(rdapSnapshots, eq(rdapSnapshots.id, rdapMonitors.lastSnapshotId))
@@ -59,7 +70,7 @@ export async function selectDue(db: Db, now: Date, intervalSeconds: number, maxD
   const byDomain = new Map<string, DueMonitor[]>();
   for (const r of rows) {
     const list = byDomain.get(r.domainName) ?? [];
-    list.push(r);
+    list.push({ id: r.id, organizationId: r.organizationId, domainName: r.domainName, tld: r.tld, lastSnapshotId: r.lastSnapshotId, lastHash: r.lastHash, failureCount: r.failureCount, collection: monitorCollection(r) });
     byDomain.set(r.domainName, list);
   }
   return byDomain;

@@ -20,8 +20,14 @@
  *    update, so nothing is half-saved. A failed lookup (404, HTML, malformed JSON,
  *    redirect loop, timeout...) records its status and leaves the last snapshot as
  *    the comparison base.
- *  - Events: after the write commits, one `rdap` event per changed enabled monitor
- *    (not for a monitor's first snapshot: nothing to differ from).
+ *  - Events: after the write commits, one `rdap_changed` event per changed enabled
+ *    monitor (not for a monitor's first snapshot: nothing to differ from), and one
+ *    collection event per monitor whose collection state changed (platform/collection:
+ *    `collection_failing` at its second check in a row without a snapshot, then
+ *    `collection_recovered`).
+ *  - Every check without a snapshot carries its failure, classified (the runtime's
+ *    opaque texts never reach a monitor); expected failures of a server are logged once
+ *    per server and class per interval, faults of this service with their stack.
  *
  * The steps live beside this file: due.ts (which monitors), server-book.ts (server
  * politeness), client.ts (the lookup), record.ts (what is written), facts.ts and
@@ -37,9 +43,10 @@ import { loadBootstrap } from "./bootstrap-store";
 import { fetchDomain, type RdapFetchResult } from "./client";
 import { checkUrl } from "../../platform/egress";
 import { selectDue, type DueMonitor } from "./due";
-import { buildRdapEvent, type RdapEvent } from "./events";
+import { buildRdapCollectionEvent, buildRdapEvent, type RdapEvent } from "./events";
 import { deriveFacts } from "./facts";
-import { answerWrites, checkWithoutSnapshotWrites, type Observation } from "./record";
+import { answerWrites, checkWithoutSnapshotWrites, nextCheckAt, type Observation } from "./record";
+import { logSourceFailure, logUnexpected, recordAttempt, type CollectionError, type CollectionRecord, type CollectionTransition } from "../../platform/collection";
 import { serverKey } from "./politeness";
 import { ServerBook } from "./server-book";
 import type { RdapSettings } from "./settings";
@@ -93,7 +100,7 @@ export async function pollRdap(ctx: PollContext): Promise<PollSummary> {
       await checkDomain(run, book, domain, monitors, serversOf(domain)[0] ?? null);
     } catch (err) {
       run.summary.errors++;
-      console.error(`rdap: checking ${domain} failed: ${err instanceof Error ? err.stack : String(err)}`);
+      logUnexpected(`rdap: checking ${domain}`, err);
     }
   });
   await book.save(ctx.db, run.clock());
@@ -162,7 +169,7 @@ async function rdapServers(ctx: PollContext, run: PollRun): Promise<(domain: str
   if (ctx.settings.baseUrlOverride) return () => [ctx.settings.baseUrlOverride];
   const lookup = await loadBootstrap(ctx.db, ctx.settings.bootstrapUrl, { fetch: ctx.fetch, now: () => run.clock() });
   run.summary.bootstrap_source = lookup.source;
-  if (lookup.error) console.warn(`rdap: ${lookup.error} (using the ${lookup.source} bootstrap)`);
+  if (lookup.error) logSourceFailure(`rdap bootstrap ${ctx.settings.bootstrapUrl}`, { class: "http_status", message: `${lookup.error} (using the ${lookup.source} bootstrap)` }, run.clock());
   return (domain) => findRdapServers(lookup.bootstrap, domain);
 }
 
@@ -174,14 +181,20 @@ async function checkDomain(run: PollRun, book: ServerBook, domain: string, monit
     return;
   }
   if (baseUrl === null) {
-    const detail = `no RDAP server for .${monitors[0].tld} in the bootstrap registry`;
-    return recordCheck(run, monitors, { status: "no_rdap_server", checkedAt: run.clockIso(), detail, serverNotBefore: 0, countsAsFailure: false });
+    // Discovery's answer names no server: the bootstrap registry is the source that cannot serve this TLD.
+    const failure: CollectionError = { class: "protocol", message: `RDAP lookup of ${domain}: no RDAP server for .${monitors[0].tld} in the bootstrap registry` };
+    return recordCheck(run, domain, monitors, { status: "no_rdap_server", checkedAt: run.clockIso(), failure, serverNotBefore: 0, countsAsFailure: false }, "");
   }
   if (book.blocked(baseUrl, run.clock())) {
     run.summary.skipped_backoff++;
     const state = book.stateOf(baseUrl);
-    const detail = `not asked: ${serverKey(baseUrl)} is backing off until ${new Date(state.notBefore).toISOString()}`;
-    return recordCheck(run, monitors, { status: state.reason ?? "rate_limited", checkedAt: run.clockIso(), detail, serverNotBefore: state.notBefore, countsAsFailure: false });
+    const status = state.reason ?? "rate_limited";
+    const why = status === "rate_limited" ? "after it answered HTTP 429" : status === "timeout" ? "after repeated timeouts" : "after repeated server errors";
+    const failure: CollectionError = {
+      class: status === "rate_limited" ? "rate_limited" : status === "timeout" ? "timeout" : "http_status",
+      message: `RDAP lookup of ${domain}: not asked: ${serverKey(baseUrl)} is backing off until ${new Date(state.notBefore).toISOString()} ${why}`,
+    };
+    return recordCheck(run, domain, monitors, { status, checkedAt: run.clockIso(), failure, serverNotBefore: state.notBefore, countsAsFailure: false }, baseUrl);
   }
   run.summary.looked_up++;
   const r = await fetchDomain(baseUrl, domain, {
@@ -196,16 +209,43 @@ async function checkDomain(run: PollRun, book: ServerBook, domain: string, monit
   });
   const server = book.observe(baseUrl, r.outcome, run.clock(), r.outcome === "rate_limited" ? r.retryAfterSeconds : null);
   if (r.outcome === "success") return recordAnswer(run, domain, monitors, r);
-  return recordCheck(run, monitors, { status: r.outcome, checkedAt: r.fetchedAt, detail: detailOf(r), serverNotBefore: server.notBefore, countsAsFailure: true });
+  logSourceFailure(`rdap ${serverKey(baseUrl)}`, r.failure, run.clock());
+  const check = { status: r.outcome, checkedAt: r.fetchedAt, failure: r.failure, serverNotBefore: server.notBefore, countsAsFailure: true, httpStatus: r.httpStatus ?? 0 };
+  return recordCheck(run, domain, monitors, check, r.requestUrl ?? baseUrl);
 }
 
-type CheckOutcome = { status: RdapCheckStatus; checkedAt: string; detail: string | null; serverNotBefore: number; countsAsFailure: boolean };
+type CheckOutcome = { status: RdapCheckStatus; checkedAt: string; failure: CollectionError; serverNotBefore: number; countsAsFailure: boolean; httpStatus?: number };
 
-/** A check that produced no snapshot: status and retry time, the last snapshot stays the base. */
-async function recordCheck(run: PollRun, monitors: DueMonitor[], check: CheckOutcome) {
-  const stmts = checkWithoutSnapshotWrites(run.ctx.db, monitors, { ...check, intervalSeconds: run.ctx.settings.checkIntervalSeconds });
-  if (stmts.length) await run.ctx.db.batch(stmts as [(typeof stmts)[number], ...(typeof stmts)[number][]]);
+/** A check that produced no snapshot: status, failure and retry time, the last snapshot stays the base; then the collection events. */
+async function recordCheck(run: PollRun, domain: string, monitors: DueMonitor[], check: CheckOutcome, rdapServer: string) {
+  const { statements, attempts } = checkWithoutSnapshotWrites(run.ctx.db, monitors, { ...check, intervalSeconds: run.ctx.settings.checkIntervalSeconds });
+  if (statements.length) await run.ctx.db.batch(statements as [(typeof statements)[number], ...(typeof statements)[number][]]);
   run.count(check.status, monitors.length);
+  for (const a of attempts) await collectionEvent(run, domain, a.monitor, a, { attemptedAt: check.checkedAt, rdapServer, httpStatus: check.httpStatus ?? 0 });
+}
+
+/** The collection event of a monitor whose state changed with this check (none otherwise). */
+async function collectionEvent(
+  run: PollRun,
+  domain: string,
+  m: DueMonitor,
+  after: { record: CollectionRecord; transition: CollectionTransition },
+  attempt: { attemptedAt: string; rdapServer: string; httpStatus: number },
+) {
+  if (!after.transition) return;
+  const lastSnapshot = m.lastSnapshotId === null ? null : await run.previousBody(m.lastSnapshotId);
+  const event = buildRdapCollectionEvent({ transition: after.transition, record: after.record, previous: m.collection, domain, tld: m.tld, lastSnapshot, ...attempt });
+  await emitTo(run, m.organizationId, event, domain);
+}
+
+async function emitTo(run: PollRun, organizationId: number, event: RdapEvent, domain: string) {
+  try {
+    await run.emit(organizationId, event);
+    run.summary.events_emitted++;
+  } catch (err) {
+    run.summary.event_errors++;
+    logUnexpected(`rdap: ${event.event_type} event for ${domain} (organization ${organizationId}) not delivered to alerting`, err);
+  }
 }
 
 /** A successful answer: compare with each monitor's base, record in one batch, then raise the change events. */
@@ -224,11 +264,20 @@ async function recordAnswer(run: PollRun, domain: string, monitors: DueMonitor[]
       event: isChange ? buildRdapEvent({ domain, tld: m.tld, current: r.domain, previous, fetchedAt: r.fetchedAt, rdapServer, httpStatus: r.httpStatus }) : null,
     });
   }
-  const answer = { domain, hash, bodyText: r.bodyText, fetchedAt: r.fetchedAt, rdapServer, httpStatus: r.httpStatus };
+  const nextAttemptAt = nextCheckAt(r.fetchedAt, run.ctx.settings.checkIntervalSeconds);
+  const answer = { domain, hash, bodyText: r.bodyText, fetchedAt: r.fetchedAt, rdapServer, httpStatus: r.httpStatus, nextAttemptAt };
   const writes = answerWrites(run.ctx.db, answer, observations, monitors.filter((m) => m.lastHash === hash));
   const results = (await run.ctx.db.batch(writes.statements as [never, ...never[]])) as unknown[];
   if (writes.snapshotAt !== null) run.summary.new_snapshots += (results[writes.snapshotAt] as unknown[]).length;
   run.count("success", monitors.length);
+
+  // Monitors that were failing see again (a monitor whose guarded write lost to another run is told by that run).
+  for (const [i, m] of monitors.entries()) {
+    const o = observations.findIndex((x) => x.monitor === m);
+    if (o >= 0 && (results[writes.recordedAt[o]] as unknown[]).length === 0) continue;
+    const after = recordAttempt(m.collection, { ok: true }, r.fetchedAt, nextAttemptAt);
+    await collectionEvent(run, domain, monitors[i], after, { attemptedAt: r.fetchedAt, rdapServer, httpStatus: r.httpStatus });
+  }
 
   for (const [i, o] of observations.entries()) {
     const recorded = (results[writes.recordedAt[i]] as unknown[]).length > 0;
@@ -238,28 +287,7 @@ async function recordAnswer(run: PollRun, domain: string, monitors: DueMonitor[]
       continue;
     }
     run.summary.changes++;
-    try {
-      await run.emit(o.monitor.organizationId, o.event);
-      run.summary.events_emitted++;
-    } catch (err) {
-      run.summary.event_errors++;
-      console.error(`rdap: change event for ${domain} (organization ${o.monitor.organizationId}) not delivered to alerting: ${String(err)}`);
-    }
-  }
-}
-
-function detailOf(r: RdapFetchResult): string | null {
-  switch (r.outcome) {
-    case "success":
-      return null;
-    case "not_found":
-      return `HTTP ${r.httpStatus}`;
-    case "rate_limited":
-      return `HTTP 429${r.retryAfterSeconds !== null ? `, Retry-After ${r.retryAfterSeconds} s` : ""}`;
-    case "invalid_response":
-      return `${r.reason}: ${r.message}`;
-    default:
-      return r.message;
+    await emitTo(run, o.monitor.organizationId, o.event, domain);
   }
 }
 

@@ -10,13 +10,17 @@
  *    domain, the second one's guarded writes change nothing, so a change is recorded
  *    (and its event raised) once.
  *  - A check without a snapshot (a failure, a server backing off, no RDAP server)
- *    records its status and when to retry; the last snapshot stays the base.
+ *    records its status, its classified failure and when to retry; the last snapshot
+ *    stays the base.
+ *  - The collection state (platform/collection) rides on each monitor's update: a check
+ *    that took a snapshot clears it, one that did not extends the run of failures.
  */
 import { and, eq, exists, inArray, isNull, max, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { insertWhere } from "../../db/insert-where";
 import { rdapChangeFacts, rdapHistory, rdapMonitors, rdapSnapshots, type RdapCheckStatus } from "../../db/schema/rdap";
 import type { DueMonitor } from "./due";
+import { recordAttempt, type CollectionError, type CollectionRecord, type CollectionTransition } from "../../platform/collection";
 import type { RdapFacts } from "./facts";
 import { monitorRetryAt, TRANSIENT_STATUSES } from "./politeness";
 
@@ -32,13 +36,18 @@ function stillBasedOn(m: DueMonitor): SQL {
 const snapshotIdOf = (db: Db, hash: string) => sql`(${db.select({ id: rdapSnapshots.id }).from(rdapSnapshots).where(eq(rdapSnapshots.hash, hash))})`;
 
 /** A check that collected the registration data: also the monitor's freshness for the audit (last_success_at). */
-const successfulCheck = (checkedAt: string) => ({
+const successfulCheck = (checkedAt: string, nextAttemptAt: string) => ({
   lastCheckedAt: checkedAt,
   lastSuccessAt: checkedAt,
   lastCheckStatus: "success" as const,
   lastCheckDetail: null,
   retryAt: null,
   failureCount: 0,
+  collectionFailingSince: null,
+  collectionFailures: 0,
+  collectionNextAttemptAt: nextAttemptAt,
+  collectionErrorClass: null,
+  collectionError: null,
 });
 
 export interface Answer {
@@ -48,6 +57,8 @@ export interface Answer {
   fetchedAt: string;
   rdapServer: string;
   httpStatus: number;
+  /** When the monitors are due again (the check interval). */
+  nextAttemptAt: string;
 }
 
 /** A monitor whose base differs from the answer: what to record for it. */
@@ -123,39 +134,54 @@ export function answerWrites(db: Db, answer: Answer, observations: Observation[]
       ),
       db
         .update(rdapMonitors)
-        .set({ lastSnapshotId: snapshotIdOf(db, answer.hash), ...successfulCheck(answer.fetchedAt) })
+        .set({ lastSnapshotId: snapshotIdOf(db, answer.hash), ...successfulCheck(answer.fetchedAt, answer.nextAttemptAt) })
         .where(stillBasedOn(m)),
     );
   }
   for (let i = 0; i < unchanged.length; i += IN_CHUNK) {
     const ids = unchanged.slice(i, i + IN_CHUNK).map((m) => m.id);
-    statements.push(db.update(rdapMonitors).set(successfulCheck(answer.fetchedAt)).where(inArray(rdapMonitors.id, ids)));
+    statements.push(db.update(rdapMonitors).set(successfulCheck(answer.fetchedAt, answer.nextAttemptAt)).where(inArray(rdapMonitors.id, ids)));
   }
   return { statements, recordedAt, snapshotAt };
 }
 
+/** When a monitor is due again after a check at `checkedAt` (the Cron runs every minute). */
+export const nextCheckAt = (checkedAt: string, intervalSeconds: number) => new Date(Date.parse(checkedAt) + Math.max(intervalSeconds, 60) * 1000).toISOString();
+
 /**
- * The statements recording a check that produced no snapshot: its status and detail,
- * and when the monitor is due again (a transient failure retries sooner, with backoff).
+ * The statements recording a check that produced no snapshot: its status, its failure
+ * (classified; also `last_check_detail`), and when the monitor is due again (a transient
+ * failure retries sooner, with backoff); with each monitor's collection record after it
+ * and the transition it caused.
  */
 export function checkWithoutSnapshotWrites(
   db: Db,
   monitors: DueMonitor[],
-  check: { status: RdapCheckStatus; checkedAt: string; detail: string | null; serverNotBefore: number; countsAsFailure: boolean; intervalSeconds: number },
+  check: { status: RdapCheckStatus; checkedAt: string; failure: CollectionError; serverNotBefore: number; countsAsFailure: boolean; intervalSeconds: number },
 ) {
   const transient = TRANSIENT_STATUSES.has(check.status);
-  return monitors.map((m) => {
+  const attempts: { monitor: DueMonitor; record: CollectionRecord; transition: CollectionTransition }[] = [];
+  const statements = monitors.map((m) => {
     const failures = transient ? m.failureCount + (check.countsAsFailure ? 1 : 0) : 0;
     const retry = monitorRetryAt(check.status, Math.max(1, failures), Date.parse(check.checkedAt), check.intervalSeconds, check.serverNotBefore);
+    const retryAt = retry === null ? null : new Date(retry).toISOString();
+    const { record, transition } = recordAttempt(m.collection, { ok: false, error: check.failure }, check.checkedAt, retryAt ?? nextCheckAt(check.checkedAt, check.intervalSeconds));
+    attempts.push({ monitor: m, record, transition });
     return db
       .update(rdapMonitors)
       .set({
         lastCheckedAt: check.checkedAt,
         lastCheckStatus: check.status,
-        lastCheckDetail: check.detail,
-        retryAt: retry === null ? null : new Date(retry).toISOString(),
+        lastCheckDetail: check.failure.message,
+        retryAt,
         failureCount: failures,
+        collectionFailingSince: record.failingSince,
+        collectionFailures: record.consecutiveFailures,
+        collectionNextAttemptAt: record.nextAttemptAt,
+        collectionErrorClass: record.errorClass,
+        collectionError: record.errorMessage,
       })
       .where(eq(rdapMonitors.id, m.id));
   });
+  return { statements, attempts };
 }

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { limitOffsetQuery, pathId, sortOrder } from "../../platform/paging";
 import { RDAP_CHECK_STATUSES } from "../../db/schema/rdap";
 import { safeMultilineText } from "../../platform/text";
+import { CollectionSchema } from "../../platform/collection/schema";
 
 export const MONITOR_SORT = ["domain_name", "tld", "enabled", "last_checked_at", "created_at"] as const;
 export const CHANGE_SORT = ["domain_name", "tld", "changed_at"] as const;
@@ -18,6 +19,11 @@ export const RdapMonitor = z
     notes: z.string(),
     last_checked_at: z.string().nullable(),
     last_check_status: z.enum(RDAP_CHECK_STATUSES).nullable(),
+    last_success_at: z.string().nullable().openapi({ description: "ISO 8601: the latest check that took a snapshot (registration data collected); null while none has" }),
+    collection: CollectionSchema.openapi({
+      description:
+        "Whether the registration data could be collected: each check is an attempt, which succeeds when it takes a snapshot; a 404, an error answer, a server backing off or no RDAP server for the TLD is a failed attempt, said with its class and message; failing after two in a row",
+    }),
     created_at: z.string(),
   })
   .openapi("RdapMonitor");
@@ -26,6 +32,7 @@ export const MonitorListQuery = limitOffsetQuery({ defaultLimit: 100, maxLimit: 
   sort_by: z.enum(MONITOR_SORT).default("domain_name"),
   sort_order: sortOrder("asc"),
   enabled: z.enum(["true", "false"]).optional().openapi({ description: "Only enabled (true) or disabled (false) monitors" }),
+  domain_name: z.string().max(300).optional().openapi({ description: "Only the monitor of this domain (any spelling: compared as a lowercase A-label)" }),
 });
 
 export const MonitorList = z

@@ -11,8 +11,10 @@ import { badRequest, notFound } from "../../platform/errors";
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
+import { collectionView } from "../../platform/collection";
 import { normalizeDomain } from "../lists/domain";
 import { diffSnapshots } from "./diff";
+import { monitorCollection } from "./collection";
 import type { CHANGE_SORT, MONITOR_SORT } from "./schema";
 
 registerUsageCounter("rdap_monitors", (db, organizationId) => tenantDb(db, organizationId).count(rdapMonitors));
@@ -35,6 +37,8 @@ function monitorView(m: typeof rdapMonitors.$inferSelect) {
     notes: m.notes,
     last_checked_at: m.lastCheckedAt,
     last_check_status: m.lastCheckStatus,
+    last_success_at: m.lastSuccessAt,
+    collection: collectionView(monitorCollection(m), m.enabled),
     created_at: m.createdAt,
   };
 }
@@ -57,6 +61,7 @@ export interface MonitorListInput {
   sort_by: (typeof MONITOR_SORT)[number];
   sort_order: "asc" | "desc";
   enabled?: "true" | "false";
+  domain_name?: string;
 }
 
 const MONITOR_COLUMNS = {
@@ -68,7 +73,8 @@ const MONITOR_COLUMNS = {
 } as const;
 
 export async function listMonitors(t: Tenant, q: MonitorListInput) {
-  const enabled = q.enabled !== undefined ? eq(rdapMonitors.enabled, q.enabled === "true") : undefined;
+  const byName = q.domain_name !== undefined ? eq(rdapMonitors.domainName, monitoredName(q.domain_name)) : undefined;
+  const enabled = and(q.enabled !== undefined ? eq(rdapMonitors.enabled, q.enabled === "true") : undefined, byName);
   const dir = direction(q.sort_order);
   const { rows, total } = await readPage(
     // The id breaks ties so pages never overlap or skip.

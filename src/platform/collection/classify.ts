@@ -125,6 +125,68 @@ const DNS_CODE_CLASS: Record<string, CollectionErrorClass> = {
   "no-resolvers": "internal",
 };
 
+/** One resolver's failure as a DnsLookupError lists it (platform/dns/message.ts DnsResolverFailure). */
+interface ResolverFailure {
+  resolver: string;
+  code: string;
+  message: string;
+  lastFault?: { code: string; message: string };
+}
+
+function resolverName(url: string): string {
+  if (!url) return "the DoH resolver";
+  const { host, port } = targetOf({ url });
+  return `DoH resolver ${hostPort(host, port)}`;
+}
+
+/** One resolver's failure (`code`, the client's `message`) in words, with its class. */
+function classifyResolverFailure(resolver: string, code: string, message: string, p: string): CollectionError {
+  const who = resolverName(resolver);
+  // The client's messages start with the resolver's URL; what follows is the cause.
+  const cause = message.startsWith(`${resolver}: `) ? message.slice(resolver.length + 2) : message;
+  switch (code) {
+    case "timeout":
+      return { class: "timeout", message: `${p}no answer from ${who} in time` };
+    case "network": {
+      const c = classifyFailure(new Error(cause), { url: resolver });
+      // A refused/reset connection, a name that does not resolve: said by the generic rules, with the resolver named.
+      if (c.class === "internal") return { class: "connect", message: sanitizeFailureMessage(`${p}${who} could not be reached: ${cause}`) };
+      return { class: c.class, message: `${p}${c.message.replace(/^(connection to|DNS lookup of) /, `$1 ${resolver ? "DoH resolver " : ""}`)}` };
+    }
+    case "http": {
+      const status = Number(/HTTP (\d{3})/.exec(message)?.[1] ?? 0);
+      return status ? httpStatusFailure(status, resolver, p ? p.slice(0, -2) : undefined) : { class: "http_status", message: sanitizeFailureMessage(`${p}${message}`) };
+    }
+    case "malformed":
+      // "answer from <url> is truncated", "<url> answered more than 65535 bytes": said once, after the resolver's name.
+      return { class: "protocol", message: sanitizeFailureMessage(`${p}unusable answer from ${who}: ${resolver ? cause.replace(`${resolver} `, "").replace(` from ${resolver}`, "") : cause}`) };
+    case "deadline":
+      return { class: "timeout", message: `${p}not asked: the run's time ran out first` };
+    case "no-resolvers":
+      return { class: "internal", message: `${p}no DoH resolver is configured (DOH_RESOLVER_URLS)` };
+    default:
+      return { class: DNS_CODE_CLASS[code] ?? "dns_resolution", message: sanitizeFailureMessage(`${p}${message}`) };
+  }
+}
+
+/**
+ * A DnsLookupError: the resolver failure that decided its code, said with the
+ * resolver's name. A question refused because the resolver's circuit is open (it failed
+ * again and again during the run) reports the fault that opened it.
+ */
+function classifyDnsLookup(err: { code?: unknown; message: string; attempts?: unknown }, p: string): CollectionError {
+  const code = String(err.code ?? "");
+  const attempts = (Array.isArray(err.attempts) ? err.attempts : []) as ResolverFailure[];
+  const decisive = attempts.find((a) => a.code === code) ?? attempts[attempts.length - 1];
+  if (!decisive) return classifyResolverFailure("", code, err.message, p);
+  if (decisive.code === "circuit-open") {
+    if (!decisive.lastFault) return { class: "connect", message: `${p}${resolverName(decisive.resolver)} not asked: it failed repeatedly during this run` };
+    const fault = classifyResolverFailure(decisive.resolver, decisive.lastFault.code, decisive.lastFault.message, p);
+    return { class: fault.class, message: `${fault.message} (not asked again during this run after repeated failures)` };
+  }
+  return classifyResolverFailure(decisive.resolver, decisive.code, decisive.message, p);
+}
+
 /** Classifies one failure of an attempt to reach `target`. Never returns the runtime's opaque text. */
 export function classifyFailure(err: unknown, target: FailureTarget = {}): CollectionError {
   if (err instanceof CollectionFailure) return { class: err.collectionClass, message: sanitizeFailureMessage(err.message) };
@@ -135,10 +197,7 @@ export function classifyFailure(err: unknown, target: FailureTarget = {}): Colle
   const declared = declaredClass(err);
   if (declared) return { class: declared, message: sanitizeFailureMessage(p + text) };
 
-  if (name === "DnsLookupError") {
-    const code = String((err as { code?: unknown }).code ?? "");
-    return { class: DNS_CODE_CLASS[code] ?? "dns_resolution", message: sanitizeFailureMessage(`${p}${text}`) };
-  }
+  if (name === "DnsLookupError") return classifyDnsLookup(err as { code?: unknown; message: string; attempts?: unknown }, p);
   if (name === "TimeoutError" || /\btimed? ?out\b|timeout/i.test(text)) {
     return { class: "timeout", message: sanitizeFailureMessage(`${p}no answer from ${hostPort(host, port)} in time`) };
   }

@@ -34,6 +34,7 @@ import {
   stripDot,
   type DnsLookupErrorCode,
   type DnsQueryOptions,
+  type DnsResolverFailure,
   type DnsRecordType,
   type DnsResponse,
 } from "./message";
@@ -158,6 +159,8 @@ class DohClient implements DnsResolver {
   private readonly now: () => number;
   /** Consecutive transport faults per resolver (reset by any DNS answer). */
   private readonly faults = new Map<string, number>();
+  /** The latest transport fault per resolver: what a question refused by its open circuit reports as the cause. */
+  private readonly lastFault = new Map<string, { code: DnsLookupErrorCode; message: string }>();
 
   constructor(private readonly options: DohClientOptions) {
     this.doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
@@ -195,7 +198,7 @@ class DohClient implements DnsResolver {
     }
     if (this.options.resolverUrls.length === 0) throw new DnsLookupError("no-resolvers", "no DoH resolver is configured");
     const wire = buildDnsQuery(qname, type, queryOptions);
-    const failures: { resolver: string; code: DnsLookupErrorCode; message: string }[] = [];
+    const failures: DnsResolverFailure[] = [];
     let fallback: DnsResponse | undefined;
     for (const url of this.options.resolverUrls) {
       let answer: DnsResponse;
@@ -203,7 +206,8 @@ class DohClient implements DnsResolver {
         answer = await this.askResolver(url, wire, { name: qname, type });
       } catch (err) {
         const e = err as DnsLookupError;
-        failures.push({ resolver: url, code: e.code, message: e.message });
+        const lastFault = e.code === "circuit-open" ? this.lastFault.get(url) : undefined;
+        failures.push({ resolver: url, code: e.code, message: e.message, ...(lastFault ? { lastFault } : {}) });
         continue;
       }
       if (answer.rcode === "SERVFAIL" || answer.rcode === "REFUSED") {
@@ -236,7 +240,10 @@ class DohClient implements DnsResolver {
       } catch (err) {
         const e = err as AttemptError;
         const transport = e.retryable && RETRYABLE.has(e.code);
-        if (transport) this.faults.set(url, (this.faults.get(url) ?? 0) + 1);
+        if (transport) {
+          this.faults.set(url, (this.faults.get(url) ?? 0) + 1);
+          this.lastFault.set(url, { code: e.code, message: e.message });
+        }
         if (!transport || n >= this.retries) throw e.code === "deadline" ? (fault ?? e) : e;
         fault = e;
         const delay = this.backoffMs * 2 ** n * (0.5 + Math.random());

@@ -59,6 +59,15 @@ export interface DnsQueryOptions {
  */
 export type DnsLookupErrorCode = "no-resolvers" | "timeout" | "network" | "http" | "malformed" | "deadline" | "circuit-open";
 
+/** One resolver's failure to answer a question. */
+export interface DnsResolverFailure {
+  resolver: string;
+  code: DnsLookupErrorCode;
+  message: string;
+  /** For `circuit-open`: the transport fault that opened the circuit (what is wrong with the resolver). */
+  lastFault?: { code: DnsLookupErrorCode; message: string };
+}
+
 /** Every resolver failed at transport level (or none is configured), or an answer was unusable. */
 export class DnsLookupError extends Error {
   override readonly name = "DnsLookupError";
@@ -66,7 +75,7 @@ export class DnsLookupError extends Error {
     readonly code: DnsLookupErrorCode,
     message: string,
     /** Per-resolver failures, in the order tried. */
-    readonly attempts: { resolver: string; code: DnsLookupErrorCode; message: string }[] = [],
+    readonly attempts: DnsResolverFailure[] = [],
   ) {
     super(message);
   }

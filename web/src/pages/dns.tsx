@@ -10,6 +10,7 @@ import { limitOffset, sortQuery, useResource, useTableState } from "../ui/resour
 import { DataTable } from "../ui/table";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, Dialog, ErrorBox, KeyValues, Notice, PageHeader, Section } from "../ui/widgets";
+import { CollectionBadge, CollectionDetail, type Collection } from "../ui/collection";
 
 export interface DnsDomain {
   id: number;
@@ -20,6 +21,7 @@ export interface DnsDomain {
   last_check_status: "ok" | "partial" | "error" | null;
   last_check_detail: string | null;
   dnssec_status: string;
+  collection: Collection;
   created_at: string;
 }
 
@@ -31,12 +33,13 @@ interface RecordSet {
   rcode: string | null;
   last_error: string | null;
   last_changed_at: string | null;
+  collection: Collection;
 }
 
 interface DomainDetail extends DnsDomain {
   records: RecordSet[];
-  spf: { status: string; record: string; all: string; allows_all: boolean; allows_all_via: string; lookup_count: number; includes: string[]; errors: string[] };
-  dmarc: { record: string; valid: boolean; p: string; sp: string; pct: number; rua: string[]; errors: string[] };
+  spf: { status: "unknown" | "none" | "ok" | "permerror" | "temperror"; watched: boolean; record: string; all: string; allows_all: boolean; allows_all_via: string; lookup_count: number; includes: string[]; errors: string[] };
+  dmarc: { status: "unknown" | "none" | "ok" | "invalid"; watched: boolean; record: string; valid: boolean; p: string; sp: string; pct: number; rua: string[]; errors: string[] };
   dnssec: { status: string; validated: boolean; error: string };
 }
 
@@ -120,16 +123,14 @@ export function DnsPage() {
             },
             { label: "DNSSEC", sort: "dnssec_status", render: (d) => <Badge value={d.dnssec_status} tone={DNSSEC_TONE[d.dnssec_status]} /> },
             {
-              label: "Last resolved",
+              label: "Lookups",
               sort: "last_checked_at",
-              render: (d) =>
-                d.last_checked_at ? (
-                  <span title={d.last_check_detail ?? undefined}>
-                    <Badge value={d.last_check_status} tone={CHECK_TONE[d.last_check_status ?? ""]} /> <Time iso={d.last_checked_at} />
-                  </span>
-                ) : (
-                  <span class="muted">not yet</span>
-                ),
+              render: (d) => (
+                <>
+                  <CollectionBadge collection={d.collection} />
+                  {d.collection.state === "ok" && d.last_check_status === "partial" && <span class="small collection-error">some record sets failed: see the domain</span>}
+                </>
+              ),
             },
             { label: "Notes", render: (d) => d.notes || <span class="muted">—</span> },
             { label: "Added", sort: "created_at", render: (d) => <Time iso={d.created_at} date /> },
@@ -228,8 +229,48 @@ export function RecordDiff({ records }: { records: ChangedRecord[] }) {
   );
 }
 
-function SpfState({ spf }: { spf: DomainDetail["spf"] }) {
-  if (spf.status === "none") return <span class="muted">no SPF record published</span>;
+/**
+ * What is known of a policy that was not read: never "no record published" unless a
+ * lookup said so. `source` is the record set it is read from (apex TXT, _dmarc TXT).
+ */
+function UnknownPolicy({ watched, source, what }: { watched: boolean; source: RecordSet | undefined; what: string }) {
+  if (!watched || !source) return <span class="muted">unknown: {what} is not watched</span>;
+  const c = source.collection;
+  if (c.error) {
+    return (
+      <span>
+        <Badge value="unknown" tone="neutral" /> <span class="small">{c.state === "failing" ? <>lookups of {what} failing since <Time iso={c.failing_since} /></> : <>the lookup of {what} failed</>}: {c.error.message}</span>
+      </span>
+    );
+  }
+  return (
+    <span>
+      <Badge value="unknown" tone="neutral" /> <span class="small muted">{what} not resolved yet</span>
+    </span>
+  );
+}
+
+/** A policy shown while the lookups of its record set fail: as last observed, and since when they fail. */
+function AsLastObserved({ source }: { source: RecordSet | undefined }) {
+  const c = source?.collection;
+  if (!c || c.state === "ok" || !c.error) return null;
+  return (
+    <div class="small collection-error">
+      as last observed <Time iso={c.last_success_at} />; lookups failing since <Time iso={c.failing_since} />: {c.error.message}
+    </div>
+  );
+}
+
+function SpfState({ spf, source, domain }: { spf: DomainDetail["spf"]; source: RecordSet | undefined; domain: string }) {
+  if (spf.status === "unknown") return <UnknownPolicy watched={spf.watched} source={source} what={`${domain} TXT`} />;
+  if (spf.status === "none") {
+    return (
+      <span>
+        <span class="muted">no SPF record published</span>
+        <AsLastObserved source={source} />
+      </span>
+    );
+  }
   return (
     <span>
       <code class="break">{spf.record}</code>{" "}
@@ -238,18 +279,28 @@ function SpfState({ spf }: { spf: DomainDetail["spf"] }) {
         all: {spf.all || "none"}, {spf.lookup_count} DNS lookups
       </span>
       {spf.errors.length > 0 && <div class="small">{spf.errors.join("; ")}</div>}
+      <AsLastObserved source={source} />
     </span>
   );
 }
 
-function DmarcState({ dmarc }: { dmarc: DomainDetail["dmarc"] }) {
-  if (!dmarc.record) return <span class="muted">no DMARC record published</span>;
+function DmarcState({ dmarc, source, domain }: { dmarc: DomainDetail["dmarc"]; source: RecordSet | undefined; domain: string }) {
+  if (dmarc.status === "unknown") return <UnknownPolicy watched={dmarc.watched} source={source} what={`_dmarc.${domain} TXT`} />;
+  if (dmarc.status === "none") {
+    return (
+      <span>
+        <span class="muted">no DMARC record published</span>
+        <AsLastObserved source={source} />
+      </span>
+    );
+  }
   const tone = !dmarc.valid ? "bad" : dmarc.p === "reject" ? "good" : dmarc.p === "quarantine" ? "info" : "warn";
   return (
     <span>
       <code class="break">{dmarc.record}</code> <Badge value={null} tone={tone} label={dmarc.valid ? `policy ${dmarc.p}${dmarc.pct < 100 ? ` on ${dmarc.pct} %` : ""}` : "invalid"} />
       {dmarc.rua.length > 0 && <span class="small muted"> reports to {dmarc.rua.join(", ")}</span>}
       {dmarc.errors.length > 0 && <div class="small">{dmarc.errors.join("; ")}</div>}
+      <AsLastObserved source={source} />
     </span>
   );
 }
@@ -264,6 +315,7 @@ export function DnsDomainPage({ id }: { id: string }) {
   const canCreate = s.can("dns-watcher:create_monitoring");
   const canDelete = s.can("dns-watcher:delete_monitoring");
   const d = domain.data;
+  const txt = (name: string) => d?.records.find((r) => r.type === "TXT" && r.name === name);
   return (
     <div>
       <p class="crumbs">
@@ -276,12 +328,22 @@ export function DnsDomainPage({ id }: { id: string }) {
         <Section title="Mail and signing policy">
           <KeyValues
             items={[
-              ["SPF", <SpfState spf={d.spf} />],
-              ["DMARC", <DmarcState dmarc={d.dmarc} />],
-              ["DNSSEC", <><Badge value={d.dnssec.status} tone={DNSSEC_TONE[d.dnssec.status]} /> {d.dnssec.error && <span class="small">{d.dnssec.error}</span>}</>],
-              ["Last resolved", d.last_checked_at ? <><Badge value={d.last_check_status} tone={CHECK_TONE[d.last_check_status ?? ""]} /> <Time iso={d.last_checked_at} /> {d.last_check_detail && <span class="small muted">{d.last_check_detail}</span>}</> : "not yet"],
+              ["SPF", <SpfState spf={d.spf} source={txt(d.domain_name)} domain={d.domain_name} />],
+              ["DMARC", <DmarcState dmarc={d.dmarc} source={txt(`_dmarc.${d.domain_name}`)} domain={d.domain_name} />],
+              ["DNSSEC", <><Badge value={d.dnssec.status} tone={DNSSEC_TONE[d.dnssec.status]} label={d.dnssec.status === "unknown" ? "unknown: not resolved yet" : undefined} /> {d.dnssec.error && <span class="small">{d.dnssec.error}</span>}</>],
             ]}
           />
+        </Section>
+      )}
+      {d && (
+        <Section title="Lookups">
+          <CollectionDetail collection={d.collection} what="DNS lookups" />
+          {/* When nothing resolved the record sets below say why; when some did, this names the others. */}
+          {d.last_check_status === "partial" && d.last_check_detail && (
+            <p class="small">
+              <Badge value={d.last_check_status} tone={CHECK_TONE[d.last_check_status ?? ""]} /> some lookups of the last run failed: {d.last_check_detail}
+            </p>
+          )}
         </Section>
       )}
       <Section title="Watched record sets">
@@ -300,7 +362,7 @@ export function DnsDomainPage({ id }: { id: string }) {
                 x.values === null ? <span class="muted">not resolved yet</span> : x.values.length === 0 ? <span class="muted">none ({x.rcode ?? "NODATA"})</span> : x.values.map((v) => <div class="mono small wrap">{v}</div>),
             },
             { label: "Last change", render: (x) => <Time iso={x.last_changed_at} /> },
-            { label: "Lookup", render: (x) => (x.last_error ? <span class="small">{x.last_error}</span> : <Badge value="ok" tone="good" />) },
+            { label: "Lookups", render: (x) => <CollectionBadge collection={x.collection} /> },
             ...(canDelete
               ? [{ label: "Actions", render: (x: RecordSet) => <ActionButton class="danger" label={`Remove ${x.name} ${x.type}`} onError={setErr} onClick={async () => (await del(`/api/dns-watcher/domains/${id}/records/${x.id}`), domain.reload())}>Remove</ActionButton> }]
               : []),

@@ -11,6 +11,7 @@ import { limitOffset, sortQuery, useResource, useTableState } from "../ui/resour
 import { DataTable } from "../ui/table";
 import { daysUntil, Time } from "../ui/time";
 import { ActionButton, Badge, Chips, Dialog, ErrorBox, KeyValues, Notice, PageHeader, Section, TabPanel, Tabs } from "../ui/widgets";
+import { CollectionBadge, CollectionDetail, type Collection } from "../ui/collection";
 
 interface RdapDomain {
   id: number;
@@ -20,6 +21,8 @@ interface RdapDomain {
   notes: string;
   last_checked_at: string | null;
   last_check_status: string | null;
+  last_success_at: string | null;
+  collection: Collection;
   created_at: string;
 }
 
@@ -76,7 +79,7 @@ function ExpiryDays({ iso }: { iso: string | null }) {
 /** Days until expiry of one domain, read from its latest snapshot. */
 function LazyExpiry({ domain }: { domain: string }) {
   const r = useResource(() => get(`/api/rdap/domains/${enc(domain)}/snapshot`), [domain]);
-  if (r.error) return <span class="muted">no snapshot</span>;
+  if (r.error) return <span class="muted">{r.error.status === 404 ? "not collected yet" : "unknown"}</span>;
   if (!r.data) return <span class="muted">…</span>;
   return <ExpiryDays iso={rdapFacts(r.data).expiry} />;
 }
@@ -187,7 +190,7 @@ function DomainsTab() {
               ),
           },
           { label: "Expires in", render: (d) => <LazyExpiry domain={d.domain_name} /> },
-          { label: "Last check", sort: "last_checked_at", render: (d) => (d.last_checked_at ? <><Badge value={d.last_check_status} /> <Time iso={d.last_checked_at} /></> : <span class="muted">not yet</span>) },
+          { label: "Lookups", sort: "last_checked_at", render: (d) => <CollectionBadge collection={d.collection} /> },
           { label: "Notes", render: (d) => d.notes || <span class="muted">—</span> },
           { label: "Added", sort: "created_at", render: (d) => <Time iso={d.created_at} date /> },
           ...(canUpdate || canDelete
@@ -358,6 +361,21 @@ function DiffView({ domain, from, to }: { domain: string; from: string; to: stri
   );
 }
 
+/** Why there is no registration to show: never looked up yet, or looked up and failing (with the reason and since when). */
+function NoSnapshot({ collection: c }: { collection: Collection | null }) {
+  if (c?.state === "paused") return <p class="muted">No snapshot: the monitor is disabled, nothing is looked up.</p>;
+  if (c?.error) {
+    return (
+      <Notice kind="warn">
+        {c.state === "failing" ? "Lookup failing since " : "First lookup failed at "}
+        <Time iso={c.failing_since} />: {c.error.message}.{" "}
+        {c.next_attempt_at ? <>Next attempt <Time iso={c.next_attempt_at} />.</> : "Tried again at the next scheduled run."}
+      </Notice>
+    );
+  }
+  return <p class="muted">No snapshot yet: the domain is looked up at the next scheduled run.</p>;
+}
+
 export function RdapDomainPage({ domain }: { domain: string }) {
   const loc = useLocation();
   const from = loc.query.get("from");
@@ -365,6 +383,8 @@ export function RdapDomainPage({ domain }: { domain: string }) {
   const [state, setState] = useTableState({ sortBy: "timestamp", sortOrder: "desc", pageSize: 20 });
   const h = useResource(() => get<{ snapshots: SnapshotSummary[]; total: number }>(`/api/rdap/domains/${enc(domain)}/history`, limitOffset(state)), [domain, state]);
   const latest = useResource(() => get(`/api/rdap/domains/${enc(domain)}/snapshot`), [domain]);
+  const monitor = useResource(() => get<{ domains: RdapDomain[] }>("/api/rdap/domains", { domain_name: domain, limit: 1 }), [domain]);
+  const collection = monitor.data?.domains[0]?.collection ?? null;
   const [pickA, setPickA] = useState<string | null>(from);
   const [pickB, setPickB] = useState<string | null>(to);
   const facts = latest.data ? rdapFacts(latest.data) : null;
@@ -376,9 +396,14 @@ export function RdapDomainPage({ domain }: { domain: string }) {
       <PageHeader title={domain} />
       <Section title="Current registration">
         {latest.error && latest.error.status === 404 ? (
-          <p class="muted">No snapshot yet: the domain is looked up at the next scheduled run.</p>
+          <NoSnapshot collection={collection} />
         ) : (
           <ErrorBox error={latest.error} />
+        )}
+        {facts && collection && collection.state !== "ok" && collection.error && (
+          <Notice kind="warn">
+            Lookups failing since <Time iso={collection.failing_since} />: {collection.error.message}. What follows is the last snapshot, taken <Time iso={collection.last_success_at} />.
+          </Notice>
         )}
         {facts && (
           <KeyValues
@@ -392,6 +417,11 @@ export function RdapDomainPage({ domain }: { domain: string }) {
           />
         )}
       </Section>
+      {collection && (
+        <Section title="Lookups">
+          <CollectionDetail collection={collection} what="RDAP lookups" />
+        </Section>
+      )}
       <Section title="Snapshot history">
         <p class="muted">Pick two snapshots and compare them side by side.</p>
         <DataTable

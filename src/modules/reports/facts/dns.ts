@@ -19,8 +19,9 @@ import type { MonitoredAsset } from "../document";
 import type { RuleId } from "../rules";
 import { DNS_KIND_RULES } from "../scoring";
 import { sanitizeFailureMessage } from "../../../platform/collection";
-import { coverageOf, enabledAt, iso, jsonArray, rawSelect, recordFromLastCheck, type AuditScope, type ModuleReading, type ReaderPlan } from "./scope";
+import { coverageOf, enabledAt, iso, jsonArray, rawSelect, type AuditScope, type ModuleReading, type ReaderPlan } from "./scope";
 import type { AuditFacts, DnsChangeFact, DnsFacts } from "./types";
+import { domainCollection, type DomainCollectionColumns } from "../../dns-watcher/collection";
 
 interface ChangeRow {
   domain_name: string;
@@ -52,6 +53,11 @@ export function readDns(scope: AuditScope): ReaderPlan<{ dns: DnsFacts }> {
         lastCheckStatus: dnsDomains.lastCheckStatus,
         lastCheckDetail: dnsDomains.lastCheckDetail,
         dnssecStatus: dnsDomains.dnssecStatus,
+        collectionFailingSince: dnsDomains.collectionFailingSince,
+        collectionFailures: dnsDomains.collectionFailures,
+        collectionNextAttemptAt: dnsDomains.collectionNextAttemptAt,
+        collectionErrorClass: dnsDomains.collectionErrorClass,
+        collectionError: dnsDomains.collectionError,
       })
       .from(dnsDomains)
       .where(t.where(dnsDomains))
@@ -70,7 +76,7 @@ export function readDns(scope: AuditScope): ReaderPlan<{ dns: DnsFacts }> {
   return { statements, read: (results) => dnsReading(scope, ...(results as [DomainRow[], ChangeRow[], TotalRow[]])) };
 }
 
-interface DomainRow {
+interface DomainRow extends DomainCollectionColumns {
   domain: string;
   enabled: boolean;
   createdAt: string;
@@ -104,14 +110,8 @@ function dnsReading(scope: AuditScope, domains: DomainRow[], changes: ChangeRow[
   const dnssec_failing =
     scope.mode === "live" ? domains.filter((d) => d.enabled && d.dnssecStatus === "bogus").map((d) => ({ domain: d.domain, checked_at: d.lastCheckedAt })) : [];
 
-  const collection = (d: DomainRow) =>
-    recordFromLastCheck({
-      lastAttemptAt: d.lastCheckedAt,
-      lastSuccessAt: d.lastSuccessAt,
-      failed: d.lastCheckStatus === "error",
-      failure: d.lastCheckDetail,
-      target: { what: `DNS lookup of ${d.domain}` },
-    });
+  // The domain's own collection record (the run classifies each failed lookup).
+  const collection = (d: DomainRow) => domainCollection(d);
   const coverage = coverageOf(
     "dns-watcher",
     scope,

@@ -14,12 +14,12 @@
  */
 import { sql } from "drizzle-orm";
 import { rdapChangeFacts, rdapHistory, rdapMonitors, rdapSnapshots, type RdapCheckStatus } from "../../../db/schema/rdap";
-import type { CollectionErrorClass } from "../../../platform/collection";
 import { registrantOf, registrarOf, type RegistrantIdentity, type RegistrarIdentity } from "../../rdap/facts";
+import { monitorCollection, type MonitorCollectionColumns } from "../../rdap/collection";
 import { nameserverNames, statusValues } from "../../rdap/rdap-json";
 import type { MonitoredAsset } from "../document";
 import { EXPIRY_WARNING_DAYS, type RuleId } from "../rules";
-import { coverageOf, enabledAt, iso, num, rawSelect, recordFromLastCheck, type AuditScope, type ReaderPlan } from "./scope";
+import { coverageOf, enabledAt, iso, num, rawSelect, type AuditScope, type ReaderPlan } from "./scope";
 import type { AuditFacts, DomainExpiry, RdapChangeFact } from "./types";
 
 const DAY_MS = 86_400_000;
@@ -66,7 +66,7 @@ interface CountRow {
 
 const COUNT_COLUMNS = ["ownership_evidence", "ownership_assets", "nameserver_evidence", "nameserver_assets"] as const;
 
-interface MonitorRow {
+interface MonitorRow extends MonitorCollectionColumns {
   domain: string;
   enabled: boolean;
   createdAt: string;
@@ -77,16 +77,6 @@ interface MonitorRow {
   lastCheckDetail: string | null;
   expiration: string | null;
 }
-
-/** The class of each failed check status (its stored detail says the rest). */
-const RDAP_STATUS_CLASS: Record<Exclude<RdapCheckStatus, "success">, CollectionErrorClass> = {
-  not_found: "http_status",
-  rate_limited: "rate_limited",
-  server_error: "http_status",
-  timeout: "timeout",
-  invalid_response: "protocol",
-  no_rdap_server: "protocol",
-};
 
 const OWNERSHIP = sql`(f.registrar_changed = 1 OR f.registrant_changed = 1)`;
 const NAMESERVER_OR_STATUS = sql`(f.nameservers_changed = 1 OR f.status_changed = 1)`;
@@ -132,6 +122,11 @@ export function readRdap(scope: AuditScope): ReaderPlan<{ rdap_changes: RdapChan
         lastSuccessAt: rdapMonitors.lastSuccessAt,
         lastCheckStatus: rdapMonitors.lastCheckStatus,
         lastCheckDetail: rdapMonitors.lastCheckDetail,
+        collectionFailingSince: rdapMonitors.collectionFailingSince,
+        collectionFailures: rdapMonitors.collectionFailures,
+        collectionNextAttemptAt: rdapMonitors.collectionNextAttemptAt,
+        collectionErrorClass: rdapMonitors.collectionErrorClass,
+        collectionError: rdapMonitors.collectionError,
         expiration: sql<string | null>`(SELECT f.expiration_date FROM rdap_change_facts f
           WHERE f.monitor_id = rdap_monitors.id AND f.observed_at <= ${iso(asOf)} ORDER BY f.observed_at DESC LIMIT 1)`,
       })
@@ -173,15 +168,8 @@ export function readRdap(scope: AuditScope): ReaderPlan<{ rdap_changes: RdapChan
         .filter((m) => enabled(m) && m.expiration !== null && Date.parse(m.expiration) <= horizon)
         .map((m) => ({ domain: m.domain, expires_at: m.expiration! }));
 
-      const collection = (m: MonitorRow) =>
-        recordFromLastCheck({
-          lastAttemptAt: m.lastCheckedAt,
-          lastSuccessAt: m.lastSuccessAt,
-          failed: m.lastCheckedAt !== null && m.lastCheckStatus !== "success",
-          failure: m.lastCheckDetail ?? m.lastCheckStatus?.replace(/_/g, " ") ?? null,
-          target: { what: `RDAP lookup of ${m.domain}` },
-          knownClass: m.lastCheckStatus && m.lastCheckStatus !== "success" ? RDAP_STATUS_CLASS[m.lastCheckStatus] : undefined,
-        });
+      // The monitor's own collection record (the poll classifies each failed check).
+      const collection = (m: MonitorRow) => monitorCollection(m);
       const coverage = coverageOf(
         "rdap",
         scope,
