@@ -149,7 +149,7 @@ async function hotPath(matcher: EntryMatcher, passes: number, stats: ObserveStat
       const observed = await matcher.observe(entries, stats);
       for (const o of observed) {
         for (const h of o.hits) {
-          const ev = buildMatchEvent({ cert: o.cert, caa: o.caa, filterId: h.filterId, matchedAt, rate: { count: 1, window: "1h", precert_count: 1, final_count: 0, total_count: 1 } });
+          const ev = buildMatchEvent({ cert: o.cert, caa: o.caa, filter: { id: h.filterId, pattern: "" }, matchedAt, rate: { count: 1, window: "1h", precert_count: 1, final_count: 0, total_count: 1 } });
           if (ev.filter_id) events++;
         }
       }

@@ -26,6 +26,7 @@ import { registerTokenRoutes } from "./modules/tokens/routes";
 import { registerRdapRoutes } from "./modules/rdap/routes";
 import { registerDnsWatcherRoutes } from "./modules/dns-watcher/routes";
 import { registerReportRoutes } from "./modules/reports/routes";
+import { registerInventory } from "./modules/inventory/routes";
 import { isForeignKeyViolation } from "./platform/db-errors";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -78,6 +79,7 @@ export function createApp() {
   registerCertWatcherRoutes(app);
   registerRdapRoutes(app);
   registerDnsWatcherRoutes(app);
+  registerInventory(app);
   registerReportRoutes(app);
 
   app.notFound(() => errorResponse(new ApiError("not_found", "No such endpoint")));

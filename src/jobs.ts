@@ -12,6 +12,7 @@ import { ctLogJobs } from "./modules/ct-log/jobs";
 import { registerRdapJobs } from "./modules/rdap/jobs";
 import { registerDnsWatcherJobs } from "./modules/dns-watcher/jobs";
 import { weeklyReportJob } from "./modules/reports/jobs";
+import { pruneInventoryJob, refreshInventoryJob } from "./modules/inventory/jobs";
 
 export const jobs = new JobRegistry();
 
@@ -60,3 +61,6 @@ jobs.register(enqueueScansJob);
 for (const job of ctLogJobs) jobs.register(job);
 
 jobs.register(weeklyReportJob);
+
+jobs.register(refreshInventoryJob);
+jobs.register(pruneInventoryJob);

@@ -107,6 +107,10 @@ function leafOf(x: X509Certificate, der: Buffer): LeafCertificate {
     public_key_algorithm: type === "rsa" || type === "rsa-pss" ? "RSA" : type === "ec" ? "ECDSA" : type === "ed25519" ? "Ed25519" : type === "ed448" ? "Ed448" : String(type ?? "unknown").toUpperCase(),
     key_bits: (details.modulusLength as number | undefined) ?? (curve ? CURVE_BITS[curve] ?? null : type === "ed25519" ? 256 : type === "ed448" ? 456 : null),
     curve,
+    // The key's identity across certificates (a renewal that keeps the key keeps it), and the
+    // leaf itself: the service ties it to the certificate's CT entries (precertificates differ).
+    spki_sha256: createHash("sha256").update(x.publicKey.export({ type: "spki", format: "der" })).digest("hex"),
+    der: der.toString("base64"),
   };
 }
 
@@ -145,12 +149,28 @@ const derOfPem = (block: string) => Buffer.from(block.replace(/-----[A-Z ]+-----
 
 let systemStore: AnchorStore | null = null;
 /**
- * Node's bundled root store (node:tls is loaded on first use: a one-shot scan that brings
- * its own root_ca never pays for it). `scanTarget` calls this while the first probes wait
- * on the network, so the work overlaps I/O.
+ * The roots of NODE_EXTRA_CA_CERTS: Node's own TLS clients trust them beside the bundled
+ * store, so an agent run with it (a site that adds its roots this way, the tests' public
+ * test CAs) judges trust as everything else on that host does. Read once, like Node does.
+ */
+function extraSystemRoots(): Buffer[] {
+  const file = process.env.NODE_EXTRA_CA_CERTS;
+  if (!file) return [];
+  try {
+    return pemBlocks((require("node:fs") as typeof import("node:fs")).readFileSync(file, "utf8")).map(derOfPem);
+  } catch {
+    // Node itself only warns about an unreadable file; the bundled store still applies.
+    return [];
+  }
+}
+
+/**
+ * Node's bundled root store plus NODE_EXTRA_CA_CERTS (node:tls is loaded on first use: a
+ * one-shot scan that brings its own root_ca never pays for it). `scanTarget` calls this
+ * while the first probes wait on the network, so the work overlaps I/O.
  */
 export function systemAnchors(): AnchorStore {
-  return (systemStore ??= new AnchorStore((require("node:tls") as typeof import("node:tls")).rootCertificates.map(derOfPem)));
+  return (systemStore ??= new AnchorStore([...(require("node:tls") as typeof import("node:tls")).rootCertificates.map(derOfPem), ...extraSystemRoots()]));
 }
 
 function anchorsFrom(rootCaPem: string | null): AnchorStore {

@@ -4,9 +4,9 @@
  * ../shared/data/ct/certs/cloudflare-com-chain-2025.pem (leaf, issued by GTS WE1);
  * RDAP tests load the real RFC 9083 responses from the fixture hub instead.
  */
-import type { CertScanEvent } from "../../src/modules/cert-watcher/events";
+import { NO_CT_FIELDS, type CertScanEvent } from "../../src/modules/cert-watcher/events";
 import { buildRdapEvent, type RdapEvent } from "../../src/modules/rdap/events";
-import { NO_LOG, NO_LOOKALIKE, NO_TYPOSQUAT, type CtLogEvent } from "../../src/modules/ct-log/events";
+import { NO_LIFECYCLE, NO_LOG, NO_LOOKALIKE, NO_TYPOSQUAT, type CtLogEvent } from "../../src/modules/ct-log/events";
 import { NOT_A_COLLECTION_EVENT } from "../../src/platform/collection/event";
 import { DnsWatcherEventSchema, type DnsWatcherEvent } from "../../src/modules/dns-watcher/events";
 
@@ -47,6 +47,14 @@ export function ctLogEvent(): CtLogEvent {
           signature_algorithm: "ecdsa",
         },
       ],
+      spki_sha256: "7bd4c1fa4b7a9a8f4a4d0d6c9e0b4c9a3f0b8a1c2d3e4f5a6b7c8d9e0f1a2b3c",
+      issuer_spki_sha256: "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90",
+      authorization: "caa_violation",
+      authorization_reason: "The CAA records of cloudflare.com (digicert.com, letsencrypt.org) do not permit Google Trust Services",
+      deployed: false,
+      replaces: "",
+      lifetime_days: 90,
+      exceeds_max_validity: false,
     },
     caa: {
       has_records: true,
@@ -61,6 +69,8 @@ export function ctLogEvent(): CtLogEvent {
     typosquat: NO_TYPOSQUAT,
     lookalike: NO_LOOKALIKE,
     filter_id: 7,
+    filter: { id: 7, pattern: "cloudflare.com" },
+    lifecycle: NO_LIFECYCLE,
     matched_at: "2025-09-10T18:20:03Z",
   };
 }
@@ -103,6 +113,7 @@ export function certScanEvent(): CertScanEvent {
       not_before: "2025-08-20T07:14:03Z",
       not_after: "2025-11-18T07:14:02Z",
       public_key_algorithm: "RSA",
+      spki_sha256: "5c1e0f3d2b4a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
     },
     validity_days: 9,
     intermediates: [
@@ -121,6 +132,7 @@ export function certScanEvent(): CertScanEvent {
     ],
     has_error: false,
     error: "",
+    ct: NO_CT_FIELDS,
   };
 }
 
@@ -144,6 +156,7 @@ export function certScanFailedEvent(): CertScanEvent {
     validation_path: [],
     has_error: true,
     error: "connect ECONNREFUSED [2001:db8:10::443]:443",
+    ct: NO_CT_FIELDS,
   };
 }
 

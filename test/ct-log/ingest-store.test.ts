@@ -87,7 +87,7 @@ describe("CT ingest: matcher, commit, events", () => {
     const org = await newOrg();
     const filterId = 9_100_000 + Math.floor(Math.random() * 100_000);
     const at = new Date().toISOString();
-    const certOf = (sha: string, idx: number) => ({ subject: "a.example", issuer: "CN=Test CA", dns_names: ["a.example", "*.b.example"], sha256: sha, serial: "01", not_before: at, not_after: at, signature_algorithm: "ecdsa-with-SHA256", key_algorithm: "EC", is_precert: idx === 1, log_name: "L", log_index: idx, aia_issuing: [], ocsp_servers: [], scts: [] });
+    const certOf = (sha: string, idx: number) => ({ subject: "a.example", issuer: "CN=Test CA", dns_names: ["a.example", "*.b.example"], sha256: sha, serial: "01", not_before: at, not_after: at, signature_algorithm: "ecdsa-with-SHA256", key_algorithm: "EC", is_precert: idx === 1, log_name: "L", log_index: idx, aia_issuing: [], ocsp_servers: [], scts: [], spki_sha256: "", issuer_spki_sha256: "" });
     const caa = { has_records: false, authorized: true, records: [], error: "", checked_names: ["a.example"], issuer_candidates: [], evaluated_at: at };
     const obs = (idx: number, sha: string, dedup: string, isPrecert: boolean): ObservedEntry => ({
       logIndex: idx,
@@ -125,7 +125,10 @@ describe("CT ingest: matcher, commit, events", () => {
     expect(events).toHaveLength(2);
     expect(events.map((e) => e.id).sort()).toEqual(mf.map((m) => `ct-log:match:${m.matchId}:${filterId}`).sort());
     const ev = events.find((x) => x.event.cert.log_index === 1)!.event;
-    expect(Object.keys(ev).sort()).toEqual(["caa", "cert", "collection", "event_type", "filter_id", "kind", "log", "lookalike", "matched_at", "rate", "typosquat"]);
+    expect(Object.keys(ev).sort()).toEqual(["caa", "cert", "collection", "event_type", "filter", "filter_id", "kind", "lifecycle", "log", "lookalike", "matched_at", "rate", "typosquat"]);
+    // The matched filter is named, and without an inventory's facts the key is not known: not routine.
+    expect(ev.filter).toEqual({ id: filterId, pattern: expect.any(String) });
+    expect(ev.cert.authorization).toBe("unknown_key");
     expect(ev).toMatchObject({ kind: "match", filter_id: filterId, matched_at: occ[0].observedAt, caa, typosquat: { candidate_domain: "", evidence: [] } });
     // Two certificates (one with precert + final) matched this filter within the hour: 3 entries.
     expect(ev.rate).toEqual({ count: 2, window: "1h", precert_count: 2, final_count: 1, total_count: 3 });
@@ -153,7 +156,7 @@ describe("CT ingest: matcher, commit, events", () => {
     // 150 entries, each hit by one filter of `org`; every 10th also by a filter of `other` (two hits).
     const observed: ObservedEntry[] = Array.from({ length: 150 }, (_, i) => {
       const sha = (i + 1).toString(16).padStart(64, "0");
-      const cert = { subject: "s.example", issuer: "CN=Test CA", dns_names: ["s.example"], sha256: sha, serial: "01", not_before: at, not_after: at, signature_algorithm: "ecdsa-with-SHA256", key_algorithm: "EC", is_precert: false, log_name: "S", log_index: i, aia_issuing: [], ocsp_servers: [], scts: [] };
+      const cert = { subject: "s.example", issuer: "CN=Test CA", dns_names: ["s.example"], sha256: sha, serial: "01", not_before: at, not_after: at, signature_algorithm: "ecdsa-with-SHA256", key_algorithm: "EC", is_precert: false, log_name: "S", log_index: i, aia_issuing: [], ocsp_servers: [], scts: [], spki_sha256: "", issuer_spki_sha256: "" };
       const hits = [{ filterId, organizationId: org, names: ["s.example"] }];
       if (i % 10 === 0) hits.push({ filterId: filterId + 1, organizationId: other, names: ["s.example"] });
       return { logIndex: i, isPrecert: false, sha256: sha, dedupKey: sha, cert, caa, hits, typosquats: [], entryTimestamp: Date.parse(at) };
@@ -196,7 +199,7 @@ describe("CT ingest: matcher, commit, events", () => {
     const publishOne = async () => {
       n++;
       const sha = n.toString(16).padStart(64, "0");
-      const cert = { subject: "w.example", issuer: "CN=Test CA", dns_names: ["w.example"], sha256: sha, serial: "01", not_before: at, not_after: at, signature_algorithm: "ecdsa-with-SHA256", key_algorithm: "EC", is_precert: false, log_name: log.logName, log_index: n, aia_issuing: [], ocsp_servers: [], scts: [] };
+      const cert = { subject: "w.example", issuer: "CN=Test CA", dns_names: ["w.example"], sha256: sha, serial: "01", not_before: at, not_after: at, signature_algorithm: "ecdsa-with-SHA256", key_algorithm: "EC", is_precert: false, log_name: log.logName, log_index: n, aia_issuing: [], ocsp_servers: [], scts: [], spki_sha256: "", issuer_spki_sha256: "" };
       const caa = { has_records: false, authorized: true, records: [], error: "", checked_names: ["w.example"], issuer_candidates: [], evaluated_at: at };
       const o: ObservedEntry = { logIndex: n, isPrecert: false, sha256: sha, dedupKey: sha, cert, caa, hits: [{ filterId: f.body.id, organizationId: org.organizationId, names: ["w.example"] }], typosquats: [], entryTimestamp: Date.parse(at) };
       await publishObservations(db, log, [o]);

@@ -110,9 +110,9 @@ describe("reports listing and download", () => {
     const one = await callAt("GET", "/api/reports?limit=1", org.session);
     expect(one.body.data).toEqual([all.body.data[0]]);
     expect(Object.keys(all.body.data[0]).sort()).toEqual(
-      ["id", "report_type", "period_start", "period_end", "overall_score", "grade", "generated_at", "pdf_filename", "category_scores", "category_status", "provisional", "findings_count"].sort(),
+      ["id", "report_type", "period_start", "period_end", "overall_score", "grade", "generated_at", "pdf_filename", "category_scores", "category_status", "provisional", "graded", "findings_count"].sort(),
     );
-    expect(all.body.data[0]).toMatchObject({ report_type: "weekly", overall_score: 98, grade: "A", provisional: false, findings_count: 1, pdf_filename: expect.stringMatching(/^trust-plane-weekly-report-listing-org-\d{4}-W\d\d\.pdf$/) });
+    expect(all.body.data[0]).toMatchObject({ report_type: "weekly", overall_score: 98, grade: "A", provisional: false, graded: true, findings_count: 1, pdf_filename: expect.stringMatching(/^trust-plane-weekly-report-listing-org-\d{4}-W\d\d\.pdf$/) });
     // Nothing configured: nothing to assess, which is not a blind spot.
     expect(Object.values(all.body.data[0].category_status).map((s: any) => s.status)).toEqual(["no_assets", "no_assets", "no_assets", "no_assets", "assessed"]);
     expect(Date.parse(all.body.data[0].period_end) - Date.parse(all.body.data[0].period_start)).toBe(7 * 86_400_000);
@@ -170,7 +170,7 @@ describe("reports listing and download", () => {
     await E.DB.prepare("UPDATE report_findings SET evidence = json_set(evidence, '$[0].detail', ?) WHERE report_id = ?").bind(opaque, report.id).run();
 
     const [older] = (await callAt("GET", "/api/reports", org.session)).body.data;
-    expect(older).toMatchObject({ id: report.id, category_status: null, provisional: null });
+    expect(older).toMatchObject({ id: report.id, category_status: null, provisional: null, graded: null });
     const text = squash((await inspectPdf((await download(org.session, report.id)).bytes)).text);
     expect(text).toContain("This report was generated before what each category could assess was recorded");
     expect(text).toContain("Scan failed: the runtime gave no reason");

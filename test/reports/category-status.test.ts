@@ -22,7 +22,7 @@ import { agentCall, createMonitor, registerAgent, result, type FixtureName } fro
 import { control } from "../rdap/data";
 import { createLog, cursor, logKey, postJson, publishLogList, uid, waitForPosition, waitForRun } from "../ct-log/ingest-helpers";
 import { labDohUrl, putZone, uniqueZone } from "../dns-watcher/lab";
-import { assessCategories, provisionalNote } from "../../src/modules/reports/category-status";
+import { assessCategories, gradeWords, provisionalNote, scoreHeadline } from "../../src/modules/reports/category-status";
 import { limitEvidence, scoreAudit } from "../../src/modules/reports/scoring";
 import { E, NOT_DNS, callAt, clock, cron, overview, rdapAnswer } from "./helpers";
 import { inspectPdf, renderPdfPages, squash } from "./poppler";
@@ -31,10 +31,15 @@ import { blindFacts, moduleCoverage, scenarioFacts, uncollected } from "./sample
 const MINUTE = 60_000;
 
 describe("category status, pure", () => {
-  it("the offline organization: DNS, CT and RDAP blind with the reason, certificates assessed, the A provisional", () => {
+  it("the offline organization: DNS, CT and RDAP blind with the reason, certificates assessed, not graded (the formula's A is never shown)", () => {
     const r = scoreAudit(blindFacts());
     expect(r.grade).toBe("A");
     expect(r.provisional).toBe(true);
+    expect(r.graded).toBe(false);
+    expect(gradeWords(r.grade, r.category_status)).toBe("not graded: DNS not assessed, CT Log not assessed, RDAP not assessed");
+    expect(scoreHeadline(r.overall_score, r.grade, r.category_status)).toBe(
+      `not graded (DNS not assessed, CT Log not assessed, RDAP not assessed); provisional score ${r.overall_score}/100`,
+    );
     expect(Object.fromEntries(Object.entries(r.category_status).map(([k, v]) => [k, v.status]))).toEqual({
       dns: "blind",
       ct: "blind",
@@ -66,8 +71,19 @@ describe("category status, pure", () => {
     expect(s.rdap).toEqual({ status: "no_assets", expected: 0, collected: 0, reason: "All 2 domains paused: nothing to assess" });
     expect(provisionalNote(s)).toBe("DNS partly assessed, CT Log not assessed");
 
+    // Partly assessed only: the grade stands, marked provisional.
+    f.coverage[1] = moduleCoverage("ct-log", 1);
+    const partly = scoreAudit(f);
+    expect([partly.provisional, partly.graded]).toEqual([true, true]);
+    expect(gradeWords(partly.grade, partly.category_status)).toBe(`${partly.grade}, provisional: DNS partly assessed`);
+    expect(scoreHeadline(72, "C", partly.category_status)).toBe("72/100 (C, provisional: DNS partly assessed)");
+
     f.coverage = [moduleCoverage("dns-watcher", 4), moduleCoverage("ct-log", 1), moduleCoverage("cert-watcher", 2), moduleCoverage("rdap", 1)];
-    expect(scoreAudit(f).provisional).toBe(false);
+    const full = scoreAudit(f);
+    expect([full.provisional, full.graded]).toEqual([false, true]);
+    expect(scoreHeadline(full.overall_score, full.grade, full.category_status)).toBe(`${full.overall_score}/100 (${full.grade})`);
+    // A report stored before category status was recorded shows its grade as it was.
+    expect(scoreHeadline(97, "A", null)).toBe("97/100 (A)");
   });
 
   it("'Monitoring data stale' is about the organization: own assets per module first, the shared CT logs in one line", () => {
@@ -161,11 +177,12 @@ beforeAll(async () => {
 }, 120_000);
 
 describe("an organization whose data was never collected", () => {
-  it("is not an A: every category with assets is blind, with the reason, and the grade provisional", async () => {
+  it("is not an A: every category with assets is blind, with the reason, and no grade", async () => {
     for (let run = 0; run < 2; run++) await offlineRun();
     const data = await overview(org.session, clock.advance(1000));
     expect(statuses(data)).toEqual({ dns: "blind", ct: "blind", certificates: "blind", rdap: "blind", coverage: "assessed" });
     expect(data.provisional).toBe(true);
+    expect(data.graded).toBe(false);
     expect(data.category_status.dns.reason).toMatch(/^0 of 1 domain resolved since .+ UTC: /);
     expect(data.category_status.rdap.reason).toMatch(
       // The monitors' own collection state: since when their lookups fail, and why.
@@ -195,8 +212,11 @@ describe("an organization whose data was never collected", () => {
     doc.page_texts.forEach((p, i) => expect(p, `page ${i + 1}`).toMatch(/PREVIEW/));
     const text = squash(doc.text);
     expect(text).toContain("NOT ASSESSED");
-    expect(text).toMatch(/Provisional grade: DNS not assessed, CT Log not assessed, Certificates not assessed, RDAP not assessed/);
-    expect(text).toContain("PROVISIONAL");
+    expect(text).toMatch(/Not graded: DNS not assessed, CT Log not assessed, Certificates not assessed, RDAP not assessed/);
+    expect(text).toContain("PROVISIONAL SCORE");
+    expect(text).toContain("NOT GRADED");
+    expect(text).toMatch(/Overall 100% \d+ \(not graded\)/);
+    expect(text).not.toMatch(/Provisional grade|\(A\b/);
     expect(text).toContain("CT: 1 of 1 logs never read");
     expect(text).toContain("Appendix B — CT logs read for your filters");
     expect(text).not.toMatch(/internal error/i);
@@ -215,6 +235,7 @@ describe("partly, then fully collected", () => {
     await cronAndScan({ ...NOT_DNS, RDAP_CHECK_INTERVAL_SECONDS: "0", ...failingLog.config }, { "192.0.2.61": "ecdsaTrusted", "192.0.2.62": "refused" });
     const data = await overview(org.session, clock.advance(1000));
     expect(statuses(data)).toMatchObject({ rdap: "partial", certificates: "partial", dns: "blind", ct: "blind" });
+    expect(data.graded).toBe(false);
     expect(data.category_status.rdap).toMatchObject({ expected: 2, collected: 1, reason: expect.stringMatching(/^1 of 2 domains looked up since .+: HTTP error for 1 domain since .+ UTC \(RDAP lookup of blind-b-.*503/) });
     // A scan that could not connect collected nothing.
     expect(data.category_status.certificates).toMatchObject({ expected: 2, collected: 1, reason: expect.stringMatching(/^1 of 2 endpoints scanned since .+: connection failed for 1 endpoint since .+ UTC \(TLS scan of 192\.0\.2\.62:443 \(www\.blind\.example\): connect to .* failed: ECONNREFUSED\)$/) });
@@ -233,6 +254,7 @@ describe("partly, then fully collected", () => {
     const data = await overview(org.session, clock.advance(1000));
     expect(statuses(data)).toEqual({ dns: "assessed", ct: "assessed", certificates: "assessed", rdap: "assessed", coverage: "assessed" });
     expect(data.provisional).toBe(false);
+    expect(data.graded).toBe(true);
     expect(data.category_status.ct.reason).toMatch(/^1 of 1 CT log read since /);
     expect(data.findings.map((f: any) => f.id)).toEqual([]);
     expect(data.grade).toBe("A");

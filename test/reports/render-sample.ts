@@ -5,7 +5,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderReportPdf } from "../../src/modules/reports/pdf/render";
-import { blindFacts, documentOf, scenarioFacts } from "./sample";
+import { emptyFacts } from "../../src/modules/reports/facts/types";
+import { AS_OF, PERIOD, blindFacts, documentOf, moduleCoverage, scenarioFacts } from "./sample";
 
 const out = process.argv[2] ?? "/tmp/trust-plane-report-samples";
 mkdirSync(out, { recursive: true });
@@ -18,6 +19,10 @@ for (let i = 0; i < 3; i++) {
   await renderReportPdf(documentOf(scenarioFacts()));
   console.log(`again: ${(performance.now() - t).toFixed(0)} ms`);
 }
+// A healthy organization: every module's assets collected, nothing fired.
+const healthy = emptyFacts(AS_OF, PERIOD);
+healthy.coverage = [moduleCoverage("dns-watcher", 4), moduleCoverage("ct-log", 2), moduleCoverage("cert-watcher", 3), moduleCoverage("rdap", 4)];
+writeFileSync(join(out, "healthy.pdf"), await renderReportPdf(documentOf(healthy)));
 // The offline organization, as a preview of the week so far.
 writeFileSync(join(out, "blind-preview.pdf"), await renderReportPdf({ ...documentOf(blindFacts(), []), preview: true }));
 const { largeSample } = await import("./sample");

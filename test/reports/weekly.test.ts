@@ -146,6 +146,7 @@ describe("the weekly report job", () => {
       findings_count: 3,
       // The endpoint's only scan is days before the week's end: the certificates score rests on nothing recent.
       provisional: true,
+      graded: false,
       category_status: { certificates: { status: "blind", expected: 1, collected: 0 }, dns: { status: "no_assets" }, coverage: { status: "assessed" } },
     });
     expect(report.pdf_filename).toMatch(/^trust-plane-weekly-report-weekly-[a-z0-9-]+-\d{4}-W\d\d\.pdf$/);
@@ -157,7 +158,7 @@ describe("the weekly report job", () => {
     expect(outbox.map((m: any) => m.to).sort()).toEqual(recipients);
     for (const m of outbox) {
       expect(m.status).toBe("sent");
-      expect(m.subject).toBe(`Trust-Plane weekly security report: 90/100 (A, provisional), ${report.period_start.slice(0, 10)} – ${report.period_end.slice(0, 10)}`);
+      expect(m.subject).toBe(`Trust-Plane weekly security report: not graded (Certificates not assessed); provisional score 90/100, ${report.period_start.slice(0, 10)} – ${report.period_end.slice(0, 10)}`);
       expect(m.attachments).toEqual([{ filename: report.pdf_filename, content_type: "application/pdf", size: downloaded.bytes.length }]);
       expect(runs.map((r) => r.toISOString())).toContain(m.sent_at);
     }
@@ -167,7 +168,8 @@ describe("the weekly report job", () => {
     for (const to of recipients) {
       const got = await sinkMessages(to);
       expect(got, to).toHaveLength(1);
-      expect(got[0].data).toContain("Overall score: 90 / 100 (grade A, provisional: Certificates not assessed)");
+      // (Quoted-printable: a long line is broken by a soft "=" line end.)
+      expect(got[0].data.replace(/=\r?\n/g, "")).toContain("Overall score: not graded (Certificates not assessed); provisional score 90/100");
       expect(got[0].data).toMatch(/Certificates: not assessed \(0 of 1 endpoint scanned since /);
       expect(got[0].data).toContain("Content-Type: application/pdf");
       const pdf = attachmentOf(got[0].data, report.pdf_filename);

@@ -69,6 +69,12 @@ export const PARAM_OBJECTS: Record<string, Maker> = {
     const r = await call("GET", "/api/auth/sessions", { token: second.body.token });
     return String(r.body.sessions.find((s: { current: boolean }) => s.current).id);
   },
+  /** A name of the certificate inventory: a certificate monitor's name is one from its creation. */
+  hostname: async (org) => {
+    const name = `sec-${unique()}.example.com`.toLowerCase();
+    await created(org, "/api/cert-watcher/monitors", { cn: name, ip_addresses: ["192.0.2.7"] });
+    return name;
+  },
   domain: async (org) => {
     const name = `sec-${unique()}.example.com`;
     await created(org, "/api/rdap/domains", { domain_name: name });

@@ -3,9 +3,9 @@
  * (never collected), and the page is seen half an hour after the service's last Cron
  * run (the requests carry X-Trust-Plane-Now; the service runs with
  * ALLOW_CLOCK_OVERRIDE): nothing of its DNS or CT data was collected within the
- * 7-minute windows of this service. The overview must not look like an A: the grade is
- * provisional and drawn without a grade colour, DNS, CT and RDAP say "Not assessed"
- * and why, with no bar; "Monitoring data stale" names its own domain before the CT
+ * 7-minute windows of this service. The overview must not look like an A: it is not
+ * graded (no letter, the score small and marked provisional, no grade colour), DNS, CT
+ * and RDAP say "Not assessed" and why, with no bar; "Monitoring data stale" names its own domain before the CT
  * logs' one line. Then the reports page's preview of the week (the browser downloads it
  * now, not half an hour on: only RDAP is blind then): a PDF marked "Preview" on every
  * page, read back with pdftotext and rendered with pdftoppm.
@@ -52,13 +52,16 @@ afterAll(async () => {
 });
 
 describe("the overview of a blind organization", () => {
-  it("shows a provisional grade without a grade colour, 'Not assessed' and why for DNS, CT and RDAP, no green bar for them", async () => {
+  it("is not graded: no letter, the score marked provisional, no grade colour, 'Not assessed' and why for DNS, CT and RDAP, no green bar for them", async () => {
     const page = admin.page;
     await page.goto("/");
     await settled(page);
     const grade = page.getByTestId("grade");
-    await expect.poll(() => grade.getAttribute("class")).toBe("grade provisional");
-    expect(await grade.getAttribute("aria-label")).toMatch(/^Grade [A-F], provisional$/);
+    await expect.poll(() => grade.getAttribute("class")).toBe("grade provisional ungraded");
+    expect(await grade.getAttribute("aria-label")).toBe("Not graded");
+    expect((await grade.innerText()).trim()).toBe("Not graded");
+    expect(await page.locator(".score-card").innerText(), "no letter grade anywhere in the score card").not.toMatch(/\b[A-F]\b/);
+    expect(await page.getByTestId("overall-score").getAttribute("aria-label")).toMatch(/^Provisional score \d+$/);
     // Not drawn in the A's green (the console's --good, #166534 / rgb(22, 101, 52), or any green).
     const colors = await grade.evaluate((el) => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]);
     for (const c of colors) {
@@ -66,7 +69,7 @@ describe("the overview of a blind organization", () => {
       expect(g > r + 30 && g > b + 30, `grade colour ${c}`).toBe(false);
     }
     const note = await page.getByTestId("provisional").innerText();
-    expect(note).toMatch(/Provisional: DNS not assessed, CT log not assessed, RDAP not assessed/);
+    expect(note).toMatch(/Not graded: DNS not assessed, CT log not assessed, RDAP not assessed\. No grade while/);
 
     for (const key of ["dns", "ct", "rdap"]) {
       const row = page.getByTestId(`category-${key}`);
@@ -75,7 +78,7 @@ describe("the overview of a blind organization", () => {
       expect(text, key).toMatch(/not assessed/i);
       expect(await row.locator(".hbar").count(), `${key} has no bar`).toBe(0);
     }
-    expect(await page.getByTestId("category-rdap").innerText()).toMatch(new RegExp(`0 of 1 domain looked up since .+: HTTP error for 1 domain \\(RDAP lookup of ${rdapDomain.replace(/\./g, "\\.")}`));
+    expect(await page.getByTestId("category-rdap").innerText()).toMatch(new RegExp(`0 of 1 domain looked up since .+: HTTP error for 1 domain since .+ UTC \\(RDAP lookup of ${rdapDomain.replace(/\./g, "\\.")}: HTTP 503 from http`));
     expect(await page.getByTestId("category-dns").innerText()).toMatch(/0 of 1 domain resolved since/);
     expect(await page.getByTestId("category-ct").innerText()).toMatch(/0 of 2 CT logs read since/);
     expect(await page.getByTestId("category-certificates").getAttribute("data-status")).toBe("no_assets");
@@ -114,11 +117,12 @@ describe("the overview of a blind organization", () => {
     }
     const all = execFileSync("pdftotext", [pdf, "-"], { encoding: "utf8" }).replace(/\s+/g, " ");
     expect(all).toContain("NOT ASSESSED");
-    expect(all).toContain("PROVISIONAL");
+    expect(all).toContain("PROVISIONAL SCORE");
     // The browser's download is its own request, made now (not half an hour on): DNS and CT
-    // were collected a moment ago; the RDAP registry has never answered.
-    expect(all).toMatch(/Provisional grade: RDAP not assessed /);
-    expect(all).toMatch(new RegExp(`RDAP Not assessed 0 of 1 domain looked up since .+: HTTP error for 1 domain \\(RDAP lookup of ${rdapDomain.replace(/\./g, "\\.")}: HTTP 503\\)`));
+    // were collected a moment ago; the RDAP registry has never answered, so still no grade.
+    expect(all).toMatch(/Not graded: RDAP not assessed /);
+    expect(all).toContain("NOT GRADED");
+    expect(all).toMatch(new RegExp(`RDAP Not assessed 0 of 1 domain looked up since .+: HTTP error for 1 domain since .+ UTC \\(RDAP lookup of ${rdapDomain.replace(/\./g, "\\.")}: HTTP 503 from http`));
     // Rendered at 60 dpi beside the screenshots, to be looked at.
     execFileSync("pdftoppm", ["-png", "-r", "60", pdf, join(dir, "blind-preview")]);
     // Not stored: the list of reports is unchanged.

@@ -88,6 +88,8 @@ const nullable = <T extends z.ZodType>(schema: T, description: string) =>
 // Pieces
 
 const DN = 2048;
+/** Base64 of a leaf of up to 48 KB: far above any real TLS certificate. */
+const LEAF_DER_MAX = 65_536;
 const URL_MAX = 2048;
 
 export const LeafCertificate = z.object({
@@ -104,6 +106,12 @@ export const LeafCertificate = z.object({
   public_key_algorithm: text(32, "RSA, ECDSA, Ed25519 or Ed448"),
   key_bits: int("Key size in bits"),
   curve: nullableText(64, "OpenSSL curve name of an EC key (prime256v1, secp384r1, ...)"),
+  spki_sha256: nullableText(64, "SHA-256 of the leaf's SubjectPublicKeyInfo (hex): its key, the same in every certificate of that key; null from agents that do not send it"),
+  der: nullableText(
+    LEAF_DER_MAX,
+    "The leaf as served, DER in base64: the Worker derives from it what ties the deployment to the certificate's Certificate Transparency entries " +
+      "(a precertificate has another fingerprint than the certificate served). Null from agents that do not send it; a longer value is cut and then ignored",
+  ),
 });
 
 export const ChainEntry = z.object({

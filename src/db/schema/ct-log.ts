@@ -11,6 +11,8 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 import { id, organizationId, createdAt, updatedAt } from "./columns";
+import { organizations } from "./organizations";
+import type { Authorization, AuthorizedIssuer } from "../../modules/ct-log/authorization";
 import type { CaaEvaluation, CtEventCert } from "../../modules/ct-log/events";
 import type { LogList } from "../../modules/ct-log/loglist";
 
@@ -28,6 +30,11 @@ export const ctFilters = sqliteTable(
     feedDnsEnabled: integer("feed_dns_enabled", { mode: "boolean" }).notNull().default(false),
     feedCertsEnabled: integer("feed_certs_enabled", { mode: "boolean" }).notNull().default(false),
     typosquatEnabled: integer("typosquat_enabled", { mode: "boolean" }).notNull().default(false),
+    /**
+     * Issuers authorized for this filter's names (ct-log/authorization.ts); null: the
+     * organization's issuance policy applies.
+     */
+    authorizedIssuers: text("authorized_issuers", { mode: "json" }).$type<AuthorizedIssuer[]>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     /** Soft delete: the row stays (matches keep their filter id) but never matches again. */
@@ -147,6 +154,8 @@ export const ctMatchFilters = sqliteTable(
     occurrenceId: integer("occurrence_id").notNull(),
     createdAt: text("created_at").notNull(),
     eventEmittedAt: text("event_emitted_at"),
+    /** The authorization verdict of the certificate for this filter, set with event_emitted_at (fanout.ts); null until then. */
+    authorization: text("authorization", { mode: "json" }).$type<Authorization>(),
   },
   (t) => [
     primaryKey({ columns: [t.matchId, t.filterId] }),
@@ -155,6 +164,20 @@ export const ctMatchFilters = sqliteTable(
     index("ct_match_filters_occurrence_idx").on(t.occurrenceId),
   ],
 );
+
+/**
+ * An organization's issuance policy (GET/PUT /api/ct-log/issuance-policy): the CAs
+ * authorized to issue for its names, and the rule lists (type spki) of keys it declares
+ * its own beside those seen deployed. No row: nothing declared (CAA decides the issuer).
+ */
+export const ctIssuancePolicies = sqliteTable("ct_issuance_policies", {
+  organizationId: integer("organization_id")
+    .primaryKey()
+    .references(() => organizations.id),
+  authorizedIssuers: text("authorized_issuers", { mode: "json" }).$type<AuthorizedIssuer[]>().notNull(),
+  knownKeyListIds: text("known_key_list_ids", { mode: "json" }).$type<number[]>().notNull(),
+  updatedAt: updatedAt(),
+});
 
 /** Filter feeds: names proposed for DNS (`dns`) or certificate deployment (`certs`) monitoring. */
 export const ctProposals = sqliteTable(

@@ -9,3 +9,4 @@ export * from "./dns-watcher";
 export * from "./reports";
 export * from "./lookalikes";
 export * from "./identity";
+export * from "./inventory";

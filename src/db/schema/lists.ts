@@ -1,6 +1,7 @@
 /** Rule lists (docs/modules/lists.md): named IP/CIDR or domain lists used by CEL rules. */
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
+import { LIST_TYPES } from "../../modules/lists/normalize";
 import { id, organizationId, createdAt, updatedAt } from "./columns";
 
 
@@ -10,7 +11,7 @@ export const ruleLists = sqliteTable(
     id: id(),
     organizationId: organizationId(),
     name: text("name").notNull(),
-    listType: text("list_type", { enum: ["ip", "domain"] }).notNull(),
+    listType: text("list_type", { enum: LIST_TYPES }).notNull(),
     description: text("description").notNull().default(""),
     createdAt: createdAt(),
     updatedAt: updatedAt(),

@@ -167,6 +167,9 @@ export const Introspection = z
     module: z.string(),
     variables: z.array(z.object({ path: z.string(), type: z.string(), description: z.string() })),
     functions: z.array(z.object({ name: z.string(), signature: z.string(), description: z.string() })),
+    suggested_rules: z
+      .array(z.object({ name: z.string(), expression: z.string(), severity: z.enum(SEVERITIES), description: z.string() }))
+      .openapi({ description: "Rules the module offers an organization starting out (create one with POST alert-rules)" }),
   })
   .openapi("CelIntrospection");
 

@@ -36,8 +36,10 @@ export function eventSubject(module: ModuleName, e: Ev): string {
   switch (module) {
     case "ct-log":
       if (get(e, "lookalike.domain")) return `lookalike:${get(e, "lookalike.domain")}`;
-      // A collection event is about a log, not a certificate.
-      return isCollectionEventType(e.event_type) ? `log:${get(e, "log.url") || get(e, "log.name") || ""}` : String(get(e, "cert.sha256") ?? "");
+      // A collection event is about a log, a lifecycle event about a hostname, the others about a certificate.
+      if (isCollectionEventType(e.event_type)) return `log:${get(e, "log.url") || get(e, "log.name") || ""}`;
+      if (e.kind === "lifecycle") return `hostname:${get(e, "lifecycle.hostname") ?? ""}`;
+      return String(get(e, "cert.sha256") ?? "");
     case "rdap":
       return String(e.domain ?? "");
     case "cert-watcher":
@@ -71,6 +73,8 @@ export function eventSummary(module: ModuleName, e: Ev): string {
   if (e.event_type === "collection_recovered") return `${collectionAsset(module, e)} is collected again`;
   switch (module) {
     case "ct-log": {
+      if (e.event_type === "stale_deployment") return `${get(e, "lifecycle.hostname") ?? "?"}: renewed certificate not deployed after 24 h on ${((get(e, "lifecycle.targets") as string[] | undefined) ?? []).join(", ") || "?"}`;
+      if (e.event_type === "renewal_overdue") return `${get(e, "lifecycle.hostname") ?? "?"}: renewal overdue, the certificate in use expires ${get(e, "cert.not_after") ?? "?"}`;
       if (e.kind === "lookalike") {
         const name = `Lookalike ${get(e, "lookalike.domain_unicode") || get(e, "lookalike.domain") || "?"} of ${get(e, "lookalike.protected_domain") || "?"}`;
         const change = get(e, "lookalike.change") ? ` (${get(e, "lookalike.change")})` : "";
@@ -84,6 +88,7 @@ export function eventSummary(module: ModuleName, e: Ev): string {
     case "rdap":
       return `RDAP registration of ${e.domain ?? "?"} changed`;
     case "cert-watcher":
+      if (e.event_type === "not_in_ct") return `${e.monitor_cn ?? "?"} at ${e.ip_address ?? "?"} serves a certificate not seen in CT (${get(e, "ct.status") ?? "?"}): ${get(e, "ct.reason") ?? ""}`;
       return e.has_error
         ? `Scan of ${e.monitor_cn ?? "?"} at ${e.ip_address ?? "?"} failed: ${e.error ?? ""}`
         : `Scan of ${e.monitor_cn ?? "?"} at ${e.ip_address ?? "?"}: ${e.validity_days ?? "?"} days left`;

@@ -24,6 +24,7 @@ import type { Tenant } from "../../platform/tenant";
 import { emitEvent } from "../alerting/emit";
 import { logUnexpected, type AttemptOutcome } from "../../platform/collection";
 import { answeredAttempt, emitCollectionEvents, recordColumns, recordUnansweredJobs, scanFailure, scanTargetName, sniOf, targetRecord, transitionOf } from "./collection";
+import { tellScanAccepted } from "./deployment-contract";
 import { analyseScan, type ScanAnalysis } from "./scan-result";
 
 /** How long a leased job stays with its agent before it can be leased again. */
@@ -193,8 +194,16 @@ function scanValues(row: JobRow, agentId: number, result: ScanResult, a: ScanAna
     selfSigned: a.findings.selfSigned,
     weakSuites: a.weakSuites,
     frameworks: a.frameworks,
-    // The identity fields are the job's, not what the agent claimed.
-    result: { ...result, dns_name: a.event.dns_name, ip_address: target.ipAddress, monitor_cn: monitor.cn, protocol: a.event.protocol },
+    // The identity fields are the job's, not what the agent claimed. The leaf's DER is not
+    // kept with every scan (the inventory keeps what it derives from it).
+    result: {
+      ...result,
+      certificate: result.certificate && { ...result.certificate, der: null },
+      dns_name: a.event.dns_name,
+      ip_address: target.ipAddress,
+      monitor_cn: monitor.cn,
+      protocol: a.event.protocol,
+    },
   };
 }
 
@@ -254,6 +263,26 @@ export async function acceptResult(
   );
   const scanId = inserted[0].id;
   await emitCollectionEvents(env, transitionOf(t.organizationId, monitor, target, previous, collected));
+  await tellScanAccepted(
+    env,
+    t.db,
+    {
+      organizationId: t.organizationId,
+      monitorId: monitor.id,
+      targetId: target.id,
+      hostname: monitor.cn,
+      ipAddress: target.ipAddress,
+      port: monitor.port,
+      scanId,
+      scannedAt: nowIso,
+      hasError: a.event.has_error,
+      certificate: a.event.certificate ? result.certificate : null,
+      validation: result.validation,
+      selfSigned: a.findings.selfSigned,
+      event: a.event,
+    },
+    now,
+  );
   return { accepted: true as const, job_id: job.id, scan_id: scanId, alerts_fired: await alertOn(env, t.organizationId, scanId, a) };
 }
 

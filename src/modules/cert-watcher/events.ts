@@ -12,15 +12,45 @@ import { z } from "zod";
 import { CONNECTION_METHODS, LeafCertificate, ScanResult } from "@trust-plane/scan-contract";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf } from "../alerting/cel/variables/from-schema";
+import type { SuggestedRule } from "../alerting/cel/variables/types";
+import { CT_STATUSES } from "./ct-status";
 
 const result = ScanResult.shape;
 
-/** The leaf as the event shows it: key size and curve stay in the scan details. */
-const EventCertificate = LeafCertificate.omit({ key_bits: true, curve: true });
+/** The leaf as the event shows it: key size, curve and the DER stay in the scan details. */
+const EventCertificate = LeafCertificate.omit({ key_bits: true, curve: true, der: true });
+
+export { CT_STATUSES, type CtStatus } from "./ct-status";
+
+export const CertCtFieldsSchema = z
+  .object({
+    status: z.enum(["", ...CT_STATUSES]).describe(`The served certificate and CT (event not_in_ct): ${CT_STATUSES.join(", ")}; "" on other events`),
+    reason: z.string().describe('Why, in words (which CA, since when CT monitoring of the name runs); "" on other events'),
+    hostname: z.string().describe('The inventory hostname the target serves (the monitor\'s name); "" on other events'),
+  })
+  .describe("Certificate Transparency of the served certificate (event not_in_ct; empty values on other events)");
+export type CertCtFields = z.infer<typeof CertCtFieldsSchema>;
+export const NO_CT_FIELDS: CertCtFields = { status: "", reason: "", hostname: "" };
+
+/** not_in_ct, added after rules were written, is seen only by rules that read `event_type` or `ct` (alerting/cel/variables MODULE_OPT_IN_EVENTS). */
+export const certWatcherOptInEvents: Readonly<Record<string, string>> = { not_in_ct: "ct" };
+
+/** The rules offered to an organization starting out. */
+export const CERT_WATCHER_SUGGESTED_RULES: readonly SuggestedRule[] = [
+  {
+    name: "Served certificate never logged in CT",
+    expression: 'event_type == "not_in_ct" && ct.status == "not_logged"',
+    severity: "high",
+    description: "A target serves a publicly trusted certificate issued since CT monitoring of its name started and never seen in the logs: issued outside the organization's view",
+  },
+];
 
 /** The one declaration of the event: its TypeScript type and its CEL variables come from it. */
 export const CertScanEventSchema = z.object({
-  event_type: eventTypeSchema(["scan_completed"], '"scan_completed" for every accepted scan result'),
+  event_type: eventTypeSchema(
+    ["scan_completed", "not_in_ct"],
+    '"scan_completed" for every accepted scan result; "not_in_ct" when a target starts serving a certificate never seen in the CT logs read, or one of a private CA (see ct.*; once per certificate and target)',
+  ),
   collection: CollectionEventFieldsSchema,
   monitor_id: z.number().int().describe("The id of the certificate monitor the scan belongs to (two monitors of one endpoint are two assets)"),
   monitor_cn: result.monitor_cn,
@@ -37,6 +67,7 @@ export const CertScanEventSchema = z.object({
   validation_path: result.validation_path,
   has_error: result.has_error,
   error: result.error,
+  ct: CertCtFieldsSchema,
 });
 
 export type CertScanEvent = z.output<typeof CertScanEventSchema>;
@@ -68,10 +99,7 @@ export interface ObservedScan {
 export function buildCertScanEvent(subject: ScanSubject, observed: ObservedScan): CertScanEvent {
   const r = observed.result;
   let certificate: CertScanEvent["certificate"] = null;
-  if (observed.certificate) {
-    const { key_bits: _bits, curve: _curve, ...leaf } = observed.certificate;
-    certificate = leaf;
-  }
+  if (observed.certificate) certificate = eventCertificate(observed.certificate);
   return {
     event_type: "scan_completed",
     collection: NOT_A_COLLECTION_EVENT,
@@ -90,7 +118,23 @@ export function buildCertScanEvent(subject: ScanSubject, observed: ObservedScan)
     validation_path: r.validation_path,
     has_error: observed.hasError,
     error: observed.error,
+    ct: NO_CT_FIELDS,
   };
+}
+
+/** The leaf as events show it. */
+export function eventCertificate(leaf: LeafCertificate): NonNullable<CertScanEvent["certificate"]> {
+  const { key_bits: _bits, curve: _curve, der: _der, ...shown } = leaf;
+  return shown;
+}
+
+/**
+ * A target that started serving a certificate not seen in CT (or of a private CA): the
+ * scan's event, retyped `not_in_ct`, with `ct.*` saying which. Raised by the inventory
+ * once per (target, certificate).
+ */
+export function buildNotInCtEvent(scan: CertScanEvent, ct: CertCtFields): CertScanEvent {
+  return { ...scan, event_type: "not_in_ct", ct };
 }
 
 /**
@@ -116,5 +160,6 @@ export function buildCertCollectionEvent(subject: ScanSubject, input: Collection
     validation_path: [],
     has_error: false,
     error: "",
+    ct: NO_CT_FIELDS,
   };
 }

@@ -19,6 +19,7 @@ import { daysLeft, monitorIndicators, validityStatus, type Indicators } from "./
 import { normalizeHostname, normalizeIp, resolveStartTls, type StartTlsSetting } from "./names";
 import { RootCaError, validateRootCaPem } from "./root-ca";
 import { isUnicastScanTarget } from "../../platform/egress";
+import { hostnamesOfMonitors, tellMonitorsChanged } from "./deployment-contract";
 import { agentsNote, agentsState, monitorCollection, scanTargetName, sniOf, targetCollection, targetRecord, type AgentsState } from "./collection";
 
 /** Targets one monitor may have. */
@@ -279,6 +280,7 @@ export async function createMonitor(t: Tenant, input: MonitorSettingsInput & { i
       ]),
     { quota: "cert_monitors", duplicate: duplicateMonitor(s) },
   );
+  await tellMonitorsChanged(t.db, t.organizationId, [s.cn]);
   return { id: created[0].id, message: "Certificate monitor created", quota_remaining: Math.max(0, limit - (used[0]?.n ?? limit)) };
 }
 
@@ -286,12 +288,14 @@ export async function replaceMonitor(t: Tenant, monitorId: number, input: Monito
   const m = await monitorOf(t, monitorId);
   const s = settingsOf(input);
   await t.run(() => t.update(certMonitors, { ...s, updatedAt: now.toISOString() }, eq(certMonitors.id, m.id)).run(), { duplicate: duplicateMonitor(s) });
+  await tellMonitorsChanged(t.db, t.organizationId, [m.cn, s.cn]);
   return { message: "Certificate monitor updated" };
 }
 
 export async function setMonitorEnabled(t: Tenant, monitorId: number, enabled: boolean, now: Date) {
   const m = await monitorOf(t, monitorId);
   await t.update(certMonitors, { enabled, updatedAt: now.toISOString() }, eq(certMonitors.id, m.id)).run();
+  await tellMonitorsChanged(t.db, t.organizationId, [m.cn]);
   return { message: enabled ? "Certificate monitor enabled" : "Certificate monitor disabled" };
 }
 
@@ -304,6 +308,7 @@ export async function deleteMonitor(t: Tenant, monitorId: number) {
     t.delete(certTargets, eq(certTargets.monitorId, m.id)),
     t.delete(certMonitors, eq(certMonitors.id, m.id)),
   ]);
+  await tellMonitorsChanged(t.db, t.organizationId, [m.cn]);
   return { message: "Certificate monitor deleted with its targets and scan history" };
 }
 
@@ -335,6 +340,7 @@ export async function addTarget(t: Tenant, monitorId: number, rawIp: string, now
       t.insert(certTargets, { monitorId: m.id, ipAddress: ip, createdAt: now.toISOString() }).returning(),
       t.guard("targets_per_monitor", t.usage(certTargets, eq(certTargets.monitorId, m.id)), MAX_TARGETS_PER_MONITOR),
     ]);
+    await tellMonitorsChanged(t.db, t.organizationId, [m.cn]);
     return { ...targetView(m, (inserted as TargetRow[])[0], null, await viewContext(t, now)), message: "Target added" };
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`${ip} is already a target of this monitor`);
@@ -346,6 +352,7 @@ export async function addTarget(t: Tenant, monitorId: number, rawIp: string, now
 export async function setTargetEnabled(t: Tenant, monitorId: number, targetId: number, enabled: boolean) {
   const target = await targetOf(t, monitorId, targetId);
   await t.update(certTargets, { enabled }, eq(certTargets.id, target.id)).run();
+  await tellMonitorsChanged(t.db, t.organizationId, await hostnamesOfMonitors(t.db, t.organizationId, [monitorId]));
   return { message: enabled ? "Target enabled" : "Target disabled" };
 }
 
@@ -356,6 +363,7 @@ export async function deleteTarget(t: Tenant, monitorId: number, targetId: numbe
     t.delete(certScanJobs, eq(certScanJobs.targetId, target.id)),
     t.delete(certTargets, eq(certTargets.id, target.id)),
   ]);
+  await tellMonitorsChanged(t.db, t.organizationId, await hostnamesOfMonitors(t.db, t.organizationId, [monitorId]));
   return { message: "Target deleted with its scan history" };
 }
 

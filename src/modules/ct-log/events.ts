@@ -19,6 +19,13 @@
  * twice in a row raises collection_failing with `lookalike.*` naming it (`log.*` empty).
  * Rules see lookalike events only when they read `event_type` or `lookalike`, so a rule
  * written for certificates (`filter_id == 3`) does not start firing on them.
+ * Two more event types come from the certificate inventory (src/modules/inventory/),
+ * per hostname, once per state change: `renewal_overdue` (the certificate in use entered
+ * the last sixth of its lifetime with no successor logged) and `stale_deployment` (a newer
+ * certificate was logged more than 24 h ago and a target still serves the previous one).
+ * They have kind "lifecycle", `lifecycle.*` names the hostname and its state, and `cert`
+ * is the certificate concerned. A rule sees them only when it reads `event_type` or `lifecycle`
+ * (ctLogOptInEvents).
  *
  * `event_type` says the kind again ("match", "typosquat") beside the collection events
  * every module has ("collection_failing", "collection_recovered": a CT log the
@@ -29,6 +36,9 @@
 import { z } from "zod";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf } from "../alerting/cel/variables/from-schema";
+import type { SuggestedRule } from "../alerting/cel/variables/types";
+import { AUTHORIZATION_VERDICTS } from "./authorization";
+import { HOSTNAME_STATES } from "./lifecycle-vocabulary";
 import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";
 import { LOOKALIKE_SOURCES, LOOKALIKE_STATES } from "./lookalikes/vocabulary";
 
@@ -58,6 +68,27 @@ export const CtEventCertSchema = z.object({
   aia_issuing: z.array(z.string()).describe("CA Issuers URLs (Authority Information Access)"),
   ocsp_servers: z.array(z.string()).describe("OCSP responder URLs"),
   scts: z.array(CtSctSchema).describe("Embedded signed certificate timestamps"),
+  spki_sha256: z.string().describe("SHA-256 of the certificate's SubjectPublicKeyInfo (hex): its key, the same in every certificate of that key"),
+  issuer_spki_sha256: z
+    .string()
+    .describe("SHA-256 of the issuing CA's SubjectPublicKeyInfo (hex): the precertificate entry's issuer_key_hash, or the issuer in the entry's chain; empty when the entry does not carry it"),
+});
+
+/**
+ * What the certificate inventory adds to cert.* of an event (docs/modules/inventory.md):
+ * whether the issuance was routine, whether it is deployed, what it replaces.
+ */
+export const CtEventCertLifecycleSchema = z.object({
+  authorization: z
+    .enum(["", ...AUTHORIZATION_VERDICTS])
+    .describe(
+      'Authorized issuance: "authorized" (a known key from an authorized issuer: routine), "unexpected_issuer", "unknown_key" (a key never seen deployed nor declared) or "caa_violation"; "" on typosquat and collection events',
+    ),
+  authorization_reason: z.string().describe("Why, in words (which issuer, which policy, where the key was seen)"),
+  deployed: z.boolean().describe("Seen served by one of the organization's monitored targets when the event was raised"),
+  replaces: z.string().describe('SHA-256 of the previous certificate of the same names (the newest issued before it), "" when none is known'),
+  lifetime_days: z.number().int().describe("Validity in days (notAfter - notBefore + 1 s, as the CA/Browser Forum counts it); 0 when unknown"),
+  exceeds_max_validity: z.boolean().describe("Valid for longer than the maximum in force at its not_before (398 days, 200 from 2026-03-15, 100 from 2027-03-15, 47 from 2029-03-15)"),
 });
 
 /** The caa.* fields: the CAA check (RFC 8659) made when the entry was read. */
@@ -94,6 +125,40 @@ export const CtEventTyposquatSchema = z.object({
     .describe("Damerau-Levenshtein distance of the labels' skeletons, when an edit category applies (absent otherwise, test with has())"),
 });
 
+/** The inventory's view of a hostname, on renewal_overdue and stale_deployment events. */
+export const CtEventLifecycleSchema = z.object({
+  hostname: z.string().describe("The hostname (a certificate name of the organization; *.example.com for a wildcard)"),
+  state: z.enum(["", ...HOSTNAME_STATES]).describe(`Its inventory state after the change: ${HOSTNAME_STATES.join(", ")}`),
+  previous_state: z.enum(["", ...HOSTNAME_STATES]).describe("Its state before the change"),
+  reason: z.string().describe("The state in words"),
+  renewal_status: z.string().describe("Renewal of the certificate in use: ok, due (two thirds of its lifetime passed), overdue (last sixth), renewed, expired"),
+  renewal_due_at: z.string().describe("When two thirds of the certificate's lifetime have passed, ISO 8601"),
+  renewal_overdue_at: z.string().describe("When its last sixth begins, ISO 8601"),
+  targets: z.array(z.string()).describe("The monitored targets concerned, ip:port (stale_deployment: those still serving the previous certificate)"),
+});
+
+/**
+ * The rules offered to an organization starting out: issuance that is not routine, and
+ * renewals that went wrong. A routine renewal (a known key from an authorized issuer)
+ * raises nothing.
+ */
+export const CT_LOG_SUGGESTED_RULES: readonly SuggestedRule[] = [
+  {
+    name: "Certificate from a CA that may not issue for us",
+    expression: 'event_type == "match" && cert.authorization in ["unexpected_issuer", "caa_violation"]',
+    severity: "high",
+    description: "A logged certificate whose issuer is not among the authorized issuers (issuance policy, filter, or the names' CAA records)",
+  },
+  {
+    name: "Certificate for a key never seen deployed",
+    expression: 'event_type == "match" && cert.authorization == "unknown_key"',
+    severity: "medium",
+    description: "An authorized CA issued for a key not seen on our endpoints nor on a declared key list: a new key, or someone else's request",
+  },
+  { name: "Renewed certificate not deployed after 24 h", expression: 'event_type == "stale_deployment"', severity: "high", description: "A newer certificate was logged more than a day ago and a target still serves the previous one" },
+  { name: "Renewal overdue", expression: 'event_type == "renewal_overdue"', severity: "high", description: "The certificate in use entered the last sixth of its lifetime and no successor was logged" },
+];
+
 export const CtEventLookalikeSchema = z.object({
   id: z.number().int().describe("The lookalike's id (GET /api/ct-log/lookalikes/{id}); 0 on other events"),
   domain: z.string().describe('The lookalike registrable domain, A-labels (e.g. "xn--l1a5a3a.com")'),
@@ -116,14 +181,14 @@ export const CtEventLookalikeSchema = z.object({
 
 export const CtLogEventSchema = z.object({
   event_type: eventTypeSchema(
-    ["match", "typosquat", "lookalike_detected", "lookalike_state_changed"],
-    '"match" and "typosquat" as in kind; "lookalike_detected": a lookalike domain was found and checked for the first time; "lookalike_state_changed": a check moved a lookalike to another state (lookalike.previous_state, lookalike.state)',
+    ["match", "typosquat", "lookalike_detected", "lookalike_state_changed", "renewal_overdue", "stale_deployment"],
+    '"match" and "typosquat" as in kind; "lookalike_detected": a lookalike domain was found and checked for the first time; "lookalike_state_changed": a check moved a lookalike to another state (lookalike.previous_state, lookalike.state); "renewal_overdue" and "stale_deployment" for a hostname of the certificate inventory (kind lifecycle, see lifecycle.*)',
   ),
   collection: CollectionEventFieldsSchema,
   kind: z
-    .enum(["match", "typosquat", "lookalike", "collection"])
+    .enum(["match", "typosquat", "lookalike", "collection", "lifecycle"])
     .describe(
-      '"match": a name matched a filter; "typosquat": a certificate name is a lookalike of a typosquat-protected filter\'s domain; "lookalike": a lookalike domain as an asset (detected, state changed); "collection": a collection event (see event_type)',
+      '"match": a name matched a filter; "typosquat": a certificate name is a lookalike of a typosquat-protected filter\'s domain; "lookalike": a lookalike domain as an asset (detected, state changed); "collection": a collection event (see event_type); "lifecycle": renewal_overdue or stale_deployment (see event_type)',
     ),
   log: z
     .object({
@@ -132,17 +197,28 @@ export const CtLogEventSchema = z.object({
       log_id: z.string().describe("Log ID (base64)"),
     })
     .describe("The CT log a collection event is about; empty values on match and typosquat events (see cert.log_name)"),
-  cert: CtEventCertSchema.describe("The matched certificate or precertificate"),
+  cert: CtEventCertSchema.extend(CtEventCertLifecycleSchema.shape).describe("The matched certificate or precertificate (lifecycle events: the certificate concerned)"),
   caa: CaaEvaluationSchema.describe("CAA check at observation time against current DNS (typosquat events: not evaluated, caa.error says so)"),
   rate: CtEventRateSchema.describe("Issuance rate for the filter (typosquat events: lookalikes of the protected domain)"),
   typosquat: CtEventTyposquatSchema.describe("The lookalike (typosquat events; empty values for a filter match)"),
   lookalike: CtEventLookalikeSchema.describe("The lookalike domain (lookalike events, and collection events about a lookalike); empty values on other events"),
-  filter_id: z.number().int().describe("The matching filter (typosquat events: the protected filter)"),
+  filter_id: z.number().int().describe("The matching filter (typosquat events: the protected filter); the same as filter.id"),
+  filter: z
+    .object({
+      id: z.number().int().describe("The filter's id; 0 on collection events"),
+      pattern: z.string().describe('The filter\'s pattern, e.g. "example.com"'),
+    })
+    .describe("The filter that matched (typosquat events: the protected filter; lifecycle events: a filter covering the hostname, if any)"),
+  lifecycle: CtEventLifecycleSchema.describe("The hostname concerned (renewal_overdue and stale_deployment; empty values on other events)"),
   matched_at: z.string().describe("When the match became visible (published after verification), ISO 8601"),
 });
 
 export type CtLogEvent = z.infer<typeof CtLogEventSchema>;
+/** The cert.* fields of one log entry, as stored per occurrence. */
 export type CtEventCert = z.infer<typeof CtEventCertSchema>;
+export type CtEventCertLifecycle = z.infer<typeof CtEventCertLifecycleSchema>;
+export type CtEventLifecycle = z.infer<typeof CtEventLifecycleSchema>;
+export type CtEventFilter = CtLogEvent["filter"];
 export type CaaEvaluation = z.infer<typeof CaaEvaluationSchema>;
 export type CtEventRate = z.infer<typeof CtEventRateSchema>;
 export type CtEventTyposquat = z.infer<typeof CtEventTyposquatSchema>;
@@ -164,8 +240,13 @@ export const NO_LOOKALIKE: CtEventLookalike = {
 /** The event types of the lookalike lifecycle. */
 export const LOOKALIKE_EVENT_TYPES = ["lookalike_detected", "lookalike_state_changed"] as const;
 
-/** Seen only by rules that read `event_type` or `lookalike` (alerting/cel/variables MODULE_OPT_IN_EVENTS). */
-export const ctLogOptInEvents: Readonly<Record<string, string>> = Object.fromEntries(LOOKALIKE_EVENT_TYPES.map((t) => [t, "lookalike"]));
+/** Event types added later, seen only by rules that read `event_type` or the named field (alerting/cel/variables MODULE_OPT_IN_EVENTS). */
+export const ctLogOptInEvents: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(LOOKALIKE_EVENT_TYPES.map((t) => [t, "lookalike"])),
+  // The certificate inventory's events: rules reading `event_type` or `lifecycle`.
+  renewal_overdue: "lifecycle",
+  stale_deployment: "lifecycle",
+};
 
 /** `typosquat` of a filter match: every field empty. */
 export const NO_TYPOSQUAT: CtEventTyposquat = { candidate_domain: "", protected_domain: "", certificate_name: "", evidence: [], confidence: "" };
@@ -181,15 +262,45 @@ export const CAA_NOT_EVALUATED: CaaEvaluation = {
   evaluated_at: "",
 };
 
-export function buildMatchEvent(input: { cert: CtEventCert; caa: CaaEvaluation; rate: CtEventRate; filterId: number; matchedAt: string }): CtLogEvent {
-  return { event_type: "match", collection: NOT_A_COLLECTION_EVENT, kind: "match", log: NO_LOG, cert: input.cert, caa: input.caa, rate: input.rate, typosquat: NO_TYPOSQUAT, lookalike: NO_LOOKALIKE, filter_id: input.filterId, matched_at: input.matchedAt };
+/** cert.* lifecycle fields of an event the inventory did not judge (typosquat and collection events). */
+export const NOT_JUDGED: CtEventCertLifecycle = { authorization: "", authorization_reason: "", deployed: false, replaces: "", lifetime_days: 0, exceeds_max_validity: false };
+
+/** lifecycle.* of an event that is not about a hostname. */
+export const NO_LIFECYCLE: CtEventLifecycle = { hostname: "", state: "", previous_state: "", reason: "", renewal_status: "", renewal_due_at: "", renewal_overdue_at: "", targets: [] };
+
+/** A stored occurrence's cert.*: occurrences stored before the key hashes were recorded have none ("" then). */
+export function withKeyHashes(stored: CtEventCert): CtEventCert {
+  return { ...stored, spki_sha256: stored.spki_sha256 ?? "", issuer_spki_sha256: stored.issuer_spki_sha256 ?? "" };
+}
+
+/** The event's cert.*: a stored occurrence's fields with what the inventory knows of it. */
+export function eventCert(stored: CtEventCert, lifecycle: CtEventCertLifecycle = NOT_JUDGED): CtLogEvent["cert"] {
+  return { ...withKeyHashes(stored), ...lifecycle };
+}
+
+export function buildMatchEvent(input: { cert: CtEventCert; caa: CaaEvaluation; rate: CtEventRate; filter: CtEventFilter; matchedAt: string; lifecycle?: CtEventCertLifecycle }): CtLogEvent {
+  return {
+    event_type: "match",
+    collection: NOT_A_COLLECTION_EVENT,
+    kind: "match",
+    log: NO_LOG,
+    cert: eventCert(input.cert, input.lifecycle),
+    caa: input.caa,
+    rate: input.rate,
+    typosquat: NO_TYPOSQUAT,
+    lookalike: NO_LOOKALIKE,
+    filter_id: input.filter.id,
+    filter: input.filter,
+    lifecycle: NO_LIFECYCLE,
+    matched_at: input.matchedAt,
+  };
 }
 
 export function buildTyposquatEvent(input: {
   cert: CtEventCert;
   caa?: CaaEvaluation;
   rate: CtEventRate;
-  filterId: number;
+  filter: CtEventFilter;
   matchedAt: string;
   typosquat: CtEventTyposquat;
 }): CtLogEvent {
@@ -201,13 +312,59 @@ export function buildTyposquatEvent(input: {
     confidence: input.typosquat.confidence,
   };
   if (input.typosquat.edit_distance !== undefined) typosquat.edit_distance = input.typosquat.edit_distance;
-  return { event_type: "typosquat", collection: NOT_A_COLLECTION_EVENT, kind: "typosquat", log: NO_LOG, cert: input.cert, caa: input.caa ?? CAA_NOT_EVALUATED, rate: input.rate, typosquat, lookalike: NO_LOOKALIKE, filter_id: input.filterId, matched_at: input.matchedAt };
+  return {
+    event_type: "typosquat",
+    collection: NOT_A_COLLECTION_EVENT,
+    kind: "typosquat",
+    log: NO_LOG,
+    cert: eventCert(input.cert),
+    caa: input.caa ?? CAA_NOT_EVALUATED,
+    rate: input.rate,
+    typosquat,
+    lookalike: NO_LOOKALIKE,
+    filter_id: input.filter.id,
+    filter: input.filter,
+    lifecycle: NO_LIFECYCLE,
+    matched_at: input.matchedAt,
+  };
+}
+
+const NO_RATE: CtEventRate = { count: 0, window: "", precert_count: 0, final_count: 0, total_count: 0 };
+
+/**
+ * A hostname of the inventory changed state (renewal_overdue, stale_deployment): `cert`
+ * is the certificate concerned (the one in use, or the newer one not yet deployed),
+ * `at` the time of the evaluation that saw the change.
+ */
+export function buildLifecycleEvent(input: {
+  type: "renewal_overdue" | "stale_deployment";
+  cert: CtEventCert;
+  judged: CtEventCertLifecycle;
+  filter: CtEventFilter;
+  lifecycle: CtEventLifecycle;
+  at: string;
+}): CtLogEvent {
+  return {
+    event_type: input.type,
+    collection: NOT_A_COLLECTION_EVENT,
+    kind: "lifecycle",
+    log: NO_LOG,
+    cert: eventCert(input.cert, input.judged),
+    caa: { ...CAA_NOT_EVALUATED, error: "not evaluated: lifecycle event" },
+    rate: NO_RATE,
+    typosquat: NO_TYPOSQUAT,
+    lookalike: NO_LOOKALIKE,
+    filter_id: input.filter.id,
+    filter: input.filter,
+    lifecycle: input.lifecycle,
+    matched_at: input.at,
+  };
 }
 
 /** Every cert.* field empty but the log's name. */
 const noCertificate = (logName: string): CtEventCert => ({
   subject: "", issuer: "", dns_names: [], sha256: "", serial: "", not_before: "", not_after: "", signature_algorithm: "", key_algorithm: "",
-  is_precert: false, log_name: logName, log_index: 0, aia_issuing: [], ocsp_servers: [], scts: [],
+  is_precert: false, log_name: logName, log_index: 0, aia_issuing: [], ocsp_servers: [], scts: [], spki_sha256: "", issuer_spki_sha256: "",
 });
 
 /**
@@ -219,17 +376,17 @@ export function buildCtLogCollectionEvent(input: CollectionEventInput & { log: C
     ...collectionEventHead(input),
     kind: "collection",
     log: { name: input.log.name, url: input.log.url, log_id: input.log.log_id },
-    cert: noCertificate(input.log.name),
+    cert: eventCert(noCertificate(input.log.name)),
     caa: { ...CAA_NOT_EVALUATED, error: "not evaluated: collection event" },
     rate: NO_RATE,
     typosquat: NO_TYPOSQUAT,
     lookalike: NO_LOOKALIKE,
     filter_id: 0,
+    filter: { id: 0, pattern: "" },
+    lifecycle: NO_LIFECYCLE,
     matched_at: input.attemptedAt,
   };
 }
-
-const NO_RATE: CtEventRate = { count: 0, window: "", precert_count: 0, final_count: 0, total_count: 0 };
 
 /** A lookalike detected (first check done) or moved to another state by a check; `at` is the check's time. */
 export function buildLookalikeEvent(input: {
@@ -243,12 +400,14 @@ export function buildLookalikeEvent(input: {
     collection: NOT_A_COLLECTION_EVENT,
     kind: "lookalike",
     log: NO_LOG,
-    cert: noCertificate(""),
+    cert: eventCert(noCertificate("")),
     caa: { ...CAA_NOT_EVALUATED, error: "not evaluated: lookalike event" },
     rate: NO_RATE,
     typosquat: NO_TYPOSQUAT,
     lookalike: input.lookalike,
     filter_id: input.filterId ?? 0,
+    filter: { id: input.filterId ?? 0, pattern: input.lookalike.protected_domain },
+    lifecycle: NO_LIFECYCLE,
     matched_at: input.at,
   };
 }
@@ -259,12 +418,14 @@ export function buildLookalikeCollectionEvent(input: CollectionEventInput & { lo
     ...collectionEventHead(input),
     kind: "collection",
     log: NO_LOG,
-    cert: noCertificate(""),
+    cert: eventCert(noCertificate("")),
     caa: { ...CAA_NOT_EVALUATED, error: "not evaluated: collection event" },
     rate: NO_RATE,
     typosquat: NO_TYPOSQUAT,
     lookalike: input.lookalike,
     filter_id: input.filterId ?? 0,
+    filter: { id: input.filterId ?? 0, pattern: input.lookalike.protected_domain },
+    lifecycle: NO_LIFECYCLE,
     matched_at: input.attemptedAt,
   };
 }

@@ -20,7 +20,11 @@ import { emitEvents, organizationsWithRules } from "../alerting/emit";
 import type { Db } from "../../db/client";
 import { groupsUnderBudget } from "../../platform/groups";
 import type { QueueContext } from "../../platform/queue";
-import { buildMatchEvent, buildTyposquatEvent, type CtLogEvent } from "./events";
+import { applicableIssuers, authorizeIssuance, worstAuthorization, type Authorization } from "./authorization";
+import { exceedsMaximumValidity, lifetimeDays } from "./cert/lifetime";
+import { buildMatchEvent, buildTyposquatEvent, withKeyHashes, type CtEventCertLifecycle, type CtLogEvent } from "./events";
+import { issuanceOf } from "./issuance-policy";
+import { issuanceLifecycle, type IssuanceFacts, type IssuedCertificate } from "./lifecycle-contract";
 import type { LogRef, ObservedEntry } from "./ingest";
 import { dismissedLookalikes } from "./lookalikes/store";
 import { filterRates, markMatchesEmitted, markTyposquatsEmitted, publishObservations, typosquatRates, unemittedMatches, unemittedTyposquats } from "./store";
@@ -78,10 +82,66 @@ interface PendingEvent {
   event: CtLogEvent;
 }
 
+type MatchRow = Awaited<ReturnType<typeof unemittedMatches>>[number];
+type JudgedMatch = MatchRow & { authorization: Authorization };
+
+/**
+ * The certificates of the rows, one per (organization, match), as the inventory is told
+ * of them: the names every filter matched, the filters with their patterns.
+ */
+function issuedCertificates(rows: readonly MatchRow[]): (IssuedCertificate & { organizationId: number })[] {
+  const byMatch = new Map<number, IssuedCertificate & { organizationId: number }>();
+  for (const r of rows) {
+    let c = byMatch.get(r.matchId);
+    if (!c) byMatch.set(r.matchId, (c = { organizationId: r.organizationId, matchId: r.matchId, dedupKey: r.dedupKey, cert: r.cert, names: r.matchedNames, filters: [], firstMatchedAt: r.firstMatchedAt }));
+    c.filters.push({ id: r.filterId, pattern: r.pattern });
+  }
+  return [...byMatch.values()];
+}
+
+const NOTHING_KNOWN: IssuanceFacts = { deployed: false, replaces: "", key: { known: false, source: "" } };
+
+/**
+ * Judges each (match, filter) pair: the applicable issuers (the filter's, else the
+ * organization's policy, else CAA), the key (declared in a policy list, or seen deployed:
+ * the inventory's facts), and the cert.* lifecycle fields of its event.
+ */
+async function judgeMatches(db: Db, rows: readonly MatchRow[]) {
+  const lifecycle = issuanceLifecycle();
+  const certs = issuedCertificates(rows);
+  const [facts, policies] = await Promise.all([
+    lifecycle && certs.length ? lifecycle.describe(db, certs) : Promise.resolve(new Map<string, IssuanceFacts>()),
+    issuanceOf(db, [...new Set(rows.map((r) => r.organizationId))]),
+  ]);
+  const judged: (JudgedMatch & { judgedFields: CtEventCertLifecycle })[] = rows.map((r) => {
+    const known = facts.get(`${r.organizationId}:${r.dedupKey}`) ?? NOTHING_KNOWN;
+    const policy = policies.get(r.organizationId)!;
+    const cert = withKeyHashes(r.cert);
+    const declaredIn = cert.spki_sha256 ? policy.declaredKeys.get(cert.spki_sha256) : undefined;
+    const key = known.key.known ? known.key : declaredIn ? { known: true, source: `declared in rule list ${declaredIn}` } : known.key;
+    const authorization = authorizeIssuance({ cert, caa: r.caa, issuers: applicableIssuers(r.filterIssuers, policy.issuers), key });
+    const validity = cert.not_before && cert.not_after ? exceedsMaximumValidity(cert.not_before, cert.not_after) : null;
+    return {
+      ...r,
+      authorization,
+      judgedFields: {
+        authorization: authorization.verdict,
+        authorization_reason: authorization.reason,
+        deployed: known.deployed,
+        replaces: known.replaces,
+        lifetime_days: cert.not_before && cert.not_after ? lifetimeDays(cert.not_before, cert.not_after) : 0,
+        exceeds_max_validity: validity?.exceeds ?? false,
+      },
+    };
+  });
+  return { judged, certs };
+}
+
 /**
  * The events of the published ranges that were not emitted yet, for the organizations
  * the messages name, and the rows to mark once they are. One query per log range and
- * kind, one rate query per kind and publication time: not per organization.
+ * kind, one rate query per kind and publication time, one policy and one inventory read
+ * for the whole batch: not per organization.
  */
 export async function unemittedEvents(db: Db, messages: readonly CtLogPublished[]) {
   const ranges = new Map<string, { logId: string; from: number; to: number; orgs: Set<number> }>();
@@ -101,7 +161,7 @@ export async function unemittedEvents(db: Db, messages: readonly CtLogPublished[
     lookalikeRows.push(...(await unemittedTyposquats(db, r.logId, r.from, r.to, [...r.orgs])));
   }
   // The same row may come from two ranges (a certificate in two logs): once is enough.
-  const matches = [...new Map(matchRows.map((m) => [`${m.matchId}:${m.filterId}`, m])).values()];
+  const { judged: matches, certs } = await judgeMatches(db, [...new Map(matchRows.map((m) => [`${m.matchId}:${m.filterId}`, m])).values()]);
   const lookalikes = [...new Map(lookalikeRows.map((t) => [t.id, t])).values()];
 
   const events: PendingEvent[] = [];
@@ -112,7 +172,7 @@ export async function unemittedEvents(db: Db, messages: readonly CtLogPublished[
       events.push({
         organizationId: r.organizationId,
         id: `ct-log:match:${r.matchId}:${r.filterId}`,
-        event: buildMatchEvent({ cert: r.cert, caa: r.caa, rate: rates.get(r.filterId)!, filterId: r.filterId, matchedAt: r.createdAt }),
+        event: buildMatchEvent({ cert: r.cert, caa: r.caa, rate: rates.get(r.filterId)!, filter: { id: r.filterId, pattern: r.pattern }, matchedAt: r.createdAt, lifecycle: r.judgedFields }),
       });
     }
   }
@@ -129,7 +189,7 @@ export async function unemittedEvents(db: Db, messages: readonly CtLogPublished[
         event: buildTyposquatEvent({
           cert: r.cert,
           rate: rates.get(r.filterId)!,
-          filterId: r.filterId,
+          filter: { id: r.filterId, pattern: r.protectedDomain },
           matchedAt: r.detectedAt,
           typosquat: {
             candidate_domain: r.candidateDomain,
@@ -143,7 +203,11 @@ export async function unemittedEvents(db: Db, messages: readonly CtLogPublished[
       });
     }
   }
-  return { events, matches, lookalikes };
+  // Each certificate with its worst verdict over the filters that matched it, for the inventory.
+  const verdicts = new Map<number, Authorization[]>();
+  for (const m of matches) verdicts.set(m.matchId, [...(verdicts.get(m.matchId) ?? []), m.authorization]);
+  const recorded = certs.map((c) => ({ ...c, authorization: worstAuthorization(verdicts.get(c.matchId) ?? [])! }));
+  return { events, matches, lookalikes, certificates: recorded };
 }
 
 /** Organizations whose AlertState is called at once by one consumer invocation. */
@@ -152,11 +216,14 @@ const ORGANIZATIONS_AT_ONCE = 4;
 /**
  * The queue handler of "ct-log.published": ONE alert-evaluation call per organization
  * for everything the batch of messages published for it. Organizations without an
- * enabled CT-Log rule are not called (nothing could fire). Every organization done is
- * marked emitted; if one failed, the batch is retried and finds only what is left.
+ * enabled CT-Log rule are not called (nothing could fire). The certificates are then
+ * recorded in the inventory (every organization, rules or not; it raises the lifecycle
+ * events), and every organization done is marked emitted with its verdicts; if one
+ * failed, the batch is retried and finds only what is left (the inventory's recording
+ * is idempotent, and AlertState drops an event id it has seen).
  */
 export async function fanOutPublished(messages: CtLogPublished[], { env, db, now }: QueueContext): Promise<void> {
-  const { events, matches, lookalikes } = await unemittedEvents(db, messages);
+  const { events, matches, lookalikes, certificates } = await unemittedEvents(db, messages);
   if (events.length === 0) return;
   const byOrg = new Map<number, PendingEvent[]>();
   for (const e of events) byOrg.set(e.organizationId, [...(byOrg.get(e.organizationId) ?? []), e]);
@@ -175,6 +242,8 @@ export async function fanOutPublished(messages: CtLogPublished[], { env, db, now
     }
   };
   await Promise.all(Array.from({ length: Math.min(ORGANIZATIONS_AT_ONCE, queue.length) }, worker));
+  const lifecycle = issuanceLifecycle();
+  if (lifecycle && certificates.length) await lifecycle.record(env, db, certificates, now);
   const at = now.toISOString();
   await markMatchesEmitted(db, matches.filter((m) => done.has(m.organizationId)), at);
   await markTyposquatsEmitted(db, lookalikes.filter((t) => done.has(t.organizationId)).map((t) => t.id), at);

@@ -13,8 +13,9 @@
 import type { DnsResolver } from "../../platform/dns/doh";
 import { evaluateCaa } from "./caa/evaluate";
 import { CAA_NOT_EVALUATED, type CaaEvaluation, type CtEventCert } from "./events";
-import { certificateNames, parseCertificate, readCertificateNames, type CertificateInfo } from "./cert/certificate";
-import { certificateDedupKeySync, certificateFingerprintSync } from "./cert/fast-hash";
+import { certificateNames, parseCertificate, readCertificateNames, subjectPublicKeyInfo, type CertificateInfo } from "./cert/certificate";
+import { toHex } from "./cert/der";
+import { certificateDedupKeySync, certificateFingerprintSync, sha256HexSync } from "./cert/fast-hash";
 import type { FilterIndex } from "./filters/label-index";
 import type { LogEntry } from "./log-client/types";
 import type { Confidence } from "./typosquat/detect";
@@ -78,7 +79,23 @@ export function entryCertificate(e: LogEntry): { der: Uint8Array; isPrecert: boo
   return { der: e.entry.tbsCertificate, isPrecert: true, bareTbs: true };
 }
 
-export function ctEventCert(info: CertificateInfo, sha256: string, log: LogRef, logIndex: number): CtEventCert {
+/**
+ * The SHA-256 of the issuing CA's key, when the entry carries it: a precertificate
+ * entry's issuer_key_hash (RFC 6962 §3.2), else the first certificate of its chain (RFC
+ * 6962 extra_data; static-ct-api issuers are not fetched, so "" there).
+ */
+export function issuerKeyHash(e: LogEntry): string {
+  if (e.entry.entryType === "precert_entry") return toHex(e.entry.issuerKeyHash);
+  const issuer = e.chain[0];
+  if (!issuer) return "";
+  try {
+    return sha256HexSync(subjectPublicKeyInfo(issuer));
+  } catch {
+    return "";
+  }
+}
+
+export function ctEventCert(info: CertificateInfo, sha256: string, log: LogRef, logIndex: number, keys: { spki: string; issuerSpki: string } = { spki: "", issuerSpki: "" }): CtEventCert {
   const cert: CtEventCert = {
     subject: info.subjectCn,
     issuer: info.issuer,
@@ -101,6 +118,8 @@ export function ctEventCert(info: CertificateInfo, sha256: string, log: LogRef, 
       hash_algorithm: s.hash_algorithm,
       signature_algorithm: s.signature_algorithm,
     })),
+    spki_sha256: keys.spki,
+    issuer_spki_sha256: keys.issuerSpki,
   };
   if (info.keySize !== null) cert.key_size = info.keySize;
   return cert;
@@ -171,7 +190,7 @@ export class EntryMatcher {
         isPrecert: c.isPrecert,
         sha256,
         dedupKey,
-        cert: ctEventCert(info, sha256, this.opts.log, e.index),
+        cert: ctEventCert(info, sha256, this.opts.log, e.index, { spki: sha256HexSync(c.der.subarray(info.spkiStart, info.spkiEnd)), issuerSpki: issuerKeyHash(e) }),
         caa: CAA_NOT_EVALUATED,
         hits: found.map((m) => ({ filterId: m.filter.filterId, organizationId: Number(m.filter.organizationId), names: m.names })),
         typosquats: lookalikes.map((t) => ({

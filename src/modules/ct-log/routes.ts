@@ -16,6 +16,7 @@ import { discoverySettings } from "./lookalikes/discovery";
 import * as ls from "./lookalikes/schema";
 import * as lookalikes from "./lookalikes/service";
 import * as s from "./schema";
+import * as policy from "./issuance-policy";
 import * as ct from "./service";
 
 const tags = ["CT log"];
@@ -205,6 +206,23 @@ export const listLogs = defineRoute({
     "A log is read as fast as its politeness settings allow (CT_REQUESTS_PER_SECOND, CT_CONCURRENCY, CT_LOG_POLITENESS).",
   access: view, responses: { 200: json(s.CtLogsResponse) },
 });
+export const getIssuancePolicy = defineRoute({
+  method: "get", path: "/api/ct-log/issuance-policy", tags, summary: "The organization's issuance policy: authorized issuers and declared keys",
+  description:
+    "Every certificate match is judged (`authorization`: `authorized`, `unexpected_issuer`, `unknown_key`, `caa_violation`, with the reason): a known key from an authorized issuer is routine. " +
+    "Authorized issuers: a filter's own `authorized_issuers`, else these, else the CAs each name's CAA records permit. " +
+    "Known keys: the keys (SHA-256 of the SubjectPublicKeyInfo) of certificates seen deployed on the organization's monitored endpoints, plus the entries of these rule lists (type spki).",
+  access: view, responses: { 200: json(s.IssuancePolicyResponse) },
+});
+export const putIssuancePolicy = defineRoute({
+  method: "put", path: "/api/ct-log/issuance-policy", tags, summary: "Replace the issuance policy",
+  description:
+    "`authorized_issuers`: CAs by name (`{\"name\": \"Let's Encrypt\"}`: the issuer's O or CN, a CA name or a CAA identifier such as `letsencrypt.org`) or by key " +
+    "(`{\"spki_sha256\": \"...\"}`: the CA's key hash). `known_key_list_ids`: rule lists of type spki (400 for any other list, naming it). " +
+    "Applies to matches judged from now on; earlier verdicts stay as judged.",
+  access: { permission: "ct-log:update_monitoring" }, audit: { action: "ct_issuance_policy.update", targetType: "ct_issuance_policy" },
+  request: { body: body(s.IssuancePolicyRequest) }, responses: { 200: json(s.IssuancePolicyResponse) },
+});
 export const ctLogList = defineRoute({
   method: "get", path: "/api/cert-watcher/ct-log-list", tags: ["Certificate deployment"], summary: "The CT log list in use (cached 24 hours)",
   description:
@@ -268,6 +286,8 @@ export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json(accepted.body, 200);
   });
   app.openapi(dismissProposal, async (c) => c.json(await ct.dismissProposal(t(c), c.req.valid("param").proposal_id, c.get("now")), 200));
+  app.openapi(getIssuancePolicy, async (c) => c.json(await policy.getIssuancePolicy(t(c)), 200));
+  app.openapi(putIssuancePolicy, async (c) => c.json(await policy.putIssuancePolicy(t(c), c.req.valid("json"), c.get("now")), 200));
   app.openapi(listLogs, async (c) => c.json(await ct.listLogs(t(c), c.get("config"), c.get("now")), 200));
   app.openapi(ctLogList, async (c) => c.json(describeLogList(await currentLogList(c.get("db"), c.get("config"), c.get("now"))), 200));
 }

@@ -3,6 +3,8 @@ import { z } from "@hono/zod-openapi";
 import { CollectionErrorSchema, CollectionSchema } from "../../platform/collection/schema";
 import { pageQuery, pathId, sortOrder } from "../../platform/paging";
 import { safeMultilineText } from "../../platform/text";
+import { normalizeSpkiHash } from "../lists/normalize";
+import { AUTHORIZATION_VERDICTS } from "./authorization";
 import { CaaEvaluationSchema, CtEventCertSchema } from "./events";
 import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";
 
@@ -14,6 +16,39 @@ export const Sha256Param = z.object({
     .regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex digits")
     .openapi({ param: { name: "sha256", in: "path" }, example: "c853d5121104135a85f8a66a9d16d62234d541473ed78424032622564baddddf" }),
 });
+
+/** One authorized issuer: a CA by name, or by its key. */
+export const AuthorizedIssuerSchema = z
+  .union([
+    z
+      .object({
+        name: z.string().trim().min(1).max(200).openapi({
+          description: "The issuer's organization (O) or common name (CN) as in its certificates, a CA name or a CAA identifier (\"letsencrypt.org\"); compared case-insensitively",
+          example: "Let's Encrypt",
+        }),
+      })
+      .strict(),
+    z
+      .object({
+        spki_sha256: z
+          .string()
+          .max(100)
+          .transform((v, ctx) => {
+            const r = normalizeSpkiHash(v);
+            if (r.ok) return r.value;
+            ctx.addIssue({ code: "custom", message: r.message });
+            return z.NEVER;
+          })
+          .openapi({ description: "SHA-256 of the issuing CA's SubjectPublicKeyInfo: 64 hex digits, or the base64 of a public-key pin", example: "a".repeat(64) }),
+      })
+      .strict(),
+  ])
+  .openapi("CtAuthorizedIssuer");
+const authorizedIssuers = z.array(AuthorizedIssuerSchema).max(50);
+/** An authorized issuer as the API shows it (stored normalized: spki_sha256 in lowercase hex). */
+export const AuthorizedIssuerView = z
+  .union([z.object({ name: z.string() }), z.object({ spki_sha256: z.string() })])
+  .openapi("CtAuthorizedIssuerView");
 
 export const CtFilter = z
   .object({
@@ -27,6 +62,7 @@ export const CtFilter = z
     typosquat_enabled: z.boolean(),
     typosquat_eligible: z.boolean(),
     typosquat_ineligible_reason: z.string(),
+    authorized_issuers: z.array(AuthorizedIssuerView).nullable().openapi({ description: "Issuers authorized for this filter's names; null: the organization's issuance policy applies" }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -59,6 +95,9 @@ const filterFields = {
   feed_dns_enabled: z.boolean(),
   feed_certs_enabled: z.boolean(),
   typosquat_enabled: z.boolean(),
+  authorized_issuers: authorizedIssuers.nullable().openapi({
+    description: "Issuers authorized for this filter's names, overriding the organization's issuance policy (GET /api/ct-log/issuance-policy); null or absent: the policy applies",
+  }),
 };
 export const CreateFilterRequest = z
   .object({
@@ -69,6 +108,7 @@ export const CreateFilterRequest = z
     feed_dns_enabled: filterFields.feed_dns_enabled.default(false),
     feed_certs_enabled: filterFields.feed_certs_enabled.default(false),
     typosquat_enabled: filterFields.typosquat_enabled.default(false),
+    authorized_issuers: filterFields.authorized_issuers.default(null),
   })
   .openapi("CreateCtFilter");
 export const UpdateFilterRequest = z
@@ -80,6 +120,7 @@ export const UpdateFilterRequest = z
     feed_dns_enabled: filterFields.feed_dns_enabled.optional(),
     feed_certs_enabled: filterFields.feed_certs_enabled.optional(),
     typosquat_enabled: filterFields.typosquat_enabled.optional(),
+    authorized_issuers: filterFields.authorized_issuers.optional(),
   })
   .openapi("UpdateCtFilter");
 export const CreateFilterResponse = z.object({ id: z.number().int(), message: z.string(), quota_remaining: z.number().int() }).openapi("CreatedCtFilter");
@@ -122,6 +163,19 @@ export const MatchesQuery = pageQuery({ defaultPageSize: 20 }).extend({
   sort_by: z.enum(MATCH_SORTS).default("matched_at"),
   sort_order: sortOrder("desc"),
 });
+export const AuthorizationSchema = z
+  .object({
+    verdict: z.enum(AUTHORIZATION_VERDICTS).openapi({
+      description: "authorized: a known key from an authorized issuer (routine); unexpected_issuer; unknown_key: a key never seen deployed nor declared; caa_violation",
+    }),
+    reason: z.string().openapi({ description: "Why, in words" }),
+  })
+  .openapi("CtAuthorization");
+const pendingAuthorization = AuthorizationSchema.nullable().openapi({
+  description: "The authorization verdict; null until the match's event is processed (seconds after it becomes visible)",
+});
+export const MatchedFilter = z.object({ id: z.number().int(), pattern: z.string() }).openapi("CtMatchedFilter");
+
 export const CtMatchRow = z
   .object({
     id: z.number().int(),
@@ -129,6 +183,8 @@ export const CtMatchRow = z
     certificate_domain: z.string().openapi({ description: "First certificate name that matched a filter" }),
     matched_names: z.array(z.string()),
     filter_ids: z.array(z.number().int()),
+    filters: z.array(MatchedFilter).openapi({ description: "The filters that matched, with their patterns" }),
+    authorization: pendingAuthorization.openapi({ description: "The worst verdict over the filters that matched; null until the match's event is processed" }),
     subject: z.string(),
     issuer: z.string(),
     not_before: z.string(),
@@ -162,7 +218,10 @@ export const MatchDetailResponse = z
     sha256: z.string(),
     certificate_domain: z.string(),
     matched_names: z.array(z.string()),
-    filters: z.array(z.object({ filter_id: z.number().int(), pattern: z.string(), match_type: z.string(), matched_names: z.array(z.string()) })),
+    filters: z.array(
+      z.object({ filter_id: z.number().int(), pattern: z.string(), match_type: z.string(), matched_names: z.array(z.string()), authorization: pendingAuthorization }),
+    ),
+    authorization: pendingAuthorization.openapi({ description: "The worst verdict over the filters; null until the match's event is processed" }),
     cert: CtCertificate,
     caa: CaaResult,
     log_count: z.number().int(),
@@ -192,6 +251,34 @@ export const CheckNewResponse = z
     }),
   })
   .openapi("CtCheckNew");
+
+// ---- issuance policy ------------------------------------------------------------------
+
+export const IssuancePolicyRequest = z
+  .object({
+    authorized_issuers: z.array(AuthorizedIssuerSchema).max(100).openapi({
+      description: "The CAs authorized to issue for the organization's names; empty: the CAs each name's CAA records permit",
+    }),
+    known_key_list_ids: z.array(z.number().int().positive()).max(50).openapi({
+      description: "Rule lists of type spki whose keys count as known, beside the keys seen deployed on the organization's endpoints",
+    }),
+  })
+  .openapi("CtIssuancePolicyUpdate");
+export const IssuancePolicyResponse = z
+  .object({
+    authorized_issuers: z.array(AuthorizedIssuerView),
+    known_key_list_ids: z.array(z.number().int()),
+    known_key_lists: z.array(
+      z.object({
+        id: z.number().int(),
+        name: z.string().nullable().openapi({ description: "null: the list was deleted since (its keys no longer count)" }),
+        entry_count: z.number().int(),
+      }),
+    ),
+    default: z.string().openapi({ description: "What applies where nothing is declared, in words" }),
+    updated_at: z.string().nullable().openapi({ description: "null while nothing was ever declared" }),
+  })
+  .openapi("CtIssuancePolicy");
 
 // ---- typosquatting matches -------------------------------------------------------------
 

@@ -36,6 +36,8 @@ import { parseFilterPattern } from "./filters/pattern";
 import { logCollection, logRecord } from "./collection";
 import { currentLogList } from "./loglist-service";
 import { monitoredLogs } from "./loglist";
+import { worstAuthorization, type Authorization, type AuthorizedIssuer } from "./authorization";
+import { withKeyHashes } from "./events";
 import type { Evidence } from "./typosquat/detect";
 import { typosquatEligibility } from "./typosquat/eligibility";
 import type { FILTER_SORTS, MATCH_SORTS, TYPOSQUAT_FILTER_SORTS, TYPOSQUAT_MATCH_SORTS } from "./schema";
@@ -63,6 +65,7 @@ export function filterView(f: FilterRecord) {
     typosquat_enabled: f.typosquatEnabled,
     typosquat_eligible: t.eligible,
     typosquat_ineligible_reason: t.reason,
+    authorized_issuers: f.authorizedIssuers ?? null,
     created_at: f.createdAt,
     updated_at: f.updatedAt,
   };
@@ -128,7 +131,12 @@ export interface FilterInput {
   feed_dns_enabled: boolean;
   feed_certs_enabled: boolean;
   typosquat_enabled: boolean;
+  /** Issuers authorized for this filter's names; null (or empty): the organization's issuance policy. */
+  authorized_issuers: AuthorizedIssuer[] | null;
 }
+
+/** A filter's own authorized issuers as stored: an empty list declares nothing (the policy applies). */
+const storedIssuers = (issuers: AuthorizedIssuer[] | null | undefined) => (issuers && issuers.length ? issuers : null);
 
 /** Unique (pattern, match_type) among filters that are not deleted (409); the tier's quota counts those only (403). */
 export async function createFilter(t: Tenant, input: FilterInput, now: Date) {
@@ -145,6 +153,7 @@ export async function createFilter(t: Tenant, input: FilterInput, now: Date) {
       feedDnsEnabled: input.feed_dns_enabled,
       feedCertsEnabled: input.feed_certs_enabled,
       typosquatEnabled: input.typosquat_enabled,
+      authorizedIssuers: storedIssuers(input.authorized_issuers),
       createdAt: at,
       updatedAt: at,
     },
@@ -171,6 +180,7 @@ export async function updateFilter(t: Tenant, filterId: number, input: Partial<F
       feedDnsEnabled: input.feed_dns_enabled ?? f.feedDnsEnabled,
       feedCertsEnabled: input.feed_certs_enabled ?? f.feedCertsEnabled,
       typosquatEnabled: typosquat,
+      authorizedIssuers: input.authorized_issuers !== undefined ? storedIssuers(input.authorized_issuers) : f.authorizedIssuers,
       updatedAt: now.toISOString(),
     },
     eq(ctFilters.id, f.id),
@@ -254,10 +264,12 @@ export async function listMatches(t: Tenant, q: PageQuery<(typeof MATCH_SORTS)[n
           .all(),
         // The (match, filter) pairs through their match: the organization's own.
         t.db
-          .select({ matchId: ctMatchFilters.matchId, filterId: ctMatchFilters.filterId })
+          .select({ matchId: ctMatchFilters.matchId, filterId: ctMatchFilters.filterId, pattern: ctFilters.pattern, authorization: ctMatchFilters.authorization })
           .from(ctMatchFilters)
           .innerJoin(ctMatches, eq(ctMatches.id, ctMatchFilters.matchId))
+          .innerJoin(ctFilters, eq(ctFilters.id, ctMatchFilters.filterId))
           .where(t.where(ctMatches, inJsonArray(ctMatchFilters.matchId, ids)))
+          .orderBy(asc(ctMatchFilters.filterId))
           .all(),
       ])
     : [[], []];
@@ -265,12 +277,15 @@ export async function listMatches(t: Tenant, q: PageQuery<(typeof MATCH_SORTS)[n
     matches: rows.map(({ m, logCount }) => {
       const occ = occurrences.filter((o) => o.matchId === m.id);
       const first = occ[0];
+      const own = filters.filter((f) => f.matchId === m.id);
       return {
         id: m.id,
         sha256: m.sha256,
         certificate_domain: m.certificateDomain,
         matched_names: m.matchedNames,
-        filter_ids: filters.filter((f) => f.matchId === m.id).map((f) => f.filterId).sort((a, b) => a - b),
+        filter_ids: own.map((f) => f.filterId),
+        filters: own.map((f) => ({ id: f.filterId, pattern: f.pattern })),
+        authorization: judgedOrPending(own.map((f) => f.authorization)),
         subject: first?.cert.subject ?? "",
         issuer: first?.cert.issuer ?? "",
         not_before: first?.cert.not_before ?? "",
@@ -303,7 +318,7 @@ export async function matchDetail(t: Tenant, sha256: string, logName: string | u
     t.select(ctMatchOccurrences, eq(ctMatchOccurrences.matchId, m.id), byLog).orderBy(asc(ctMatchOccurrences.observedAt), asc(ctMatchOccurrences.id)).all(),
     t.db.select({ n: sql<number>`count(DISTINCT ${ctMatchOccurrences.logId})` }).from(ctMatchOccurrences).where(t.where(ctMatchOccurrences, eq(ctMatchOccurrences.matchId, m.id))).get(),
     t.db
-      .select({ filterId: ctMatchFilters.filterId, names: ctMatchFilters.matchedNames, pattern: ctFilters.pattern, matchType: ctFilters.matchType })
+      .select({ filterId: ctMatchFilters.filterId, names: ctMatchFilters.matchedNames, pattern: ctFilters.pattern, matchType: ctFilters.matchType, authorization: ctMatchFilters.authorization })
       .from(ctMatchFilters)
       .innerJoin(ctFilters, eq(ctFilters.id, ctMatchFilters.filterId))
       .where(t.where(ctFilters, eq(ctMatchFilters.matchId, m.id)))
@@ -315,14 +330,21 @@ export async function matchDetail(t: Tenant, sha256: string, logName: string | u
     sha256: fp,
     certificate_domain: m.certificateDomain,
     matched_names: m.matchedNames,
-    filters: filters.map((f) => ({ filter_id: f.filterId, pattern: f.pattern, match_type: f.matchType, matched_names: f.names })),
-    cert: chosen.cert,
+    filters: filters.map((f) => ({ filter_id: f.filterId, pattern: f.pattern, match_type: f.matchType, matched_names: f.names, authorization: f.authorization ?? null })),
+    authorization: judgedOrPending(filters.map((f) => f.authorization)),
+    cert: withKeyHashes(chosen.cert),
     caa: chosen.caa,
     log_count: Number(allLogs?.n ?? 0),
     occurrences: occurrences.map(occurrenceView),
     matched_at: m.firstMatchedAt,
     last_seen_at: m.lastMatchedAt,
   };
+}
+
+/** The worst verdict of a match's filters; null while one of them is not judged yet (its event is pending). */
+function judgedOrPending(verdicts: readonly (Authorization | null)[]): Authorization | null {
+  if (!verdicts.length || verdicts.some((v) => v === null)) return null;
+  return worstAuthorization(verdicts as Authorization[]);
 }
 
 /** The visibility clock before any publication: every match ever published is later. */
@@ -457,7 +479,7 @@ export async function typosquatMatchDetail(t: Tenant, sha256: string, filterId: 
     .select(ctTyposquatOccurrences, eq(ctTyposquatOccurrences.matchId, found.m.id))
     .orderBy(asc(ctTyposquatOccurrences.observedAt), asc(ctTyposquatOccurrences.id))
     .all();
-  return { ...typosquatRow(found.m, found.pattern, found.logCount), cert: found.m.cert, occurrences: occurrences.map(occurrenceView) };
+  return { ...typosquatRow(found.m, found.pattern, found.logCount), cert: withKeyHashes(found.m.cert), occurrences: occurrences.map(occurrenceView) };
 }
 
 // ---- proposals ----------------------------------------------------------------------

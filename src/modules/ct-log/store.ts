@@ -26,11 +26,12 @@
  * and AlertState drops an event id it has seen.
  */
 import { and, eq, gte, isNull, lt, sql, type SQL } from "drizzle-orm";
-import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { inJsonArray } from "../../db/in-json";
+import { rawStatement } from "../../db/raw";
 import { jsonArrayChunks } from "../../platform/groups";
-import { ctFilters, ctLogStates, ctMatchFilters, ctMatchOccurrences, ctTyposquatMatches, ctTyposquatOccurrences } from "../../db/schema";
+import { ctFilters, ctLogStates, ctMatchFilters, ctMatches, ctMatchOccurrences, ctTyposquatMatches, ctTyposquatOccurrences } from "../../db/schema";
+import type { Authorization } from "./authorization";
 import type { CursorStatus } from "./cursor-contract";
 import { isWildcardName } from "./cert/names";
 import type { CtEventRate } from "./events";
@@ -66,15 +67,8 @@ const VISIBLE_AT = sql`(SELECT at FROM ct_publication_clock WHERE id = 1)`;
 
 // ---- publication ------------------------------------------------------------------------
 
-const dialect = new SQLiteAsyncDialect();
-/**
- * Raw statements go to D1's own batch: drizzle's batch cannot bind the parameters of a
- * raw `sql` statement (it looks for a prepared statement the raw query does not have).
- */
-export function statement(db: Db, query: SQL): D1PreparedStatement {
-  const { sql: text, params } = dialect.sqlToQuery(query);
-  return db.$client.prepare(text).bind(...params);
-}
+/** Raw statements for D1's own batch (db/raw.ts). */
+export const statement = rawStatement;
 
 /** Splits rows into JSON arrays of bounded size. */
 const jsonChunks = (rows: unknown[]) => jsonArrayChunks(rows, MAX_JSON_CHARS);
@@ -203,19 +197,31 @@ export async function publishObservations(db: Db, log: LogRef, observed: readonl
 // System reads across organizations (the fan-out of one log range serves every organization
 // that got something in it): one query per range, not per organization.
 
-/** (match, filter) pairs first observed in the log range, of these organizations, whose event is not yet emitted. */
+/**
+ * (match, filter) pairs first observed in the log range, of these organizations, whose
+ * event is not yet emitted: with the match's identity and names and the filter's pattern
+ * and authorized issuers (the fan-out judges the authorization with them).
+ */
 export async function unemittedMatches(db: Db, logId: string, from: number, to: number, organizationIds: readonly number[]) {
   return db
     .select({
       organizationId: ctMatchFilters.organizationId,
       matchId: ctMatchFilters.matchId,
       filterId: ctMatchFilters.filterId,
+      filterNames: ctMatchFilters.matchedNames,
       createdAt: ctMatchFilters.createdAt,
       cert: ctMatchOccurrences.cert,
       caa: ctMatchOccurrences.caa,
+      dedupKey: ctMatches.dedupKey,
+      matchedNames: ctMatches.matchedNames,
+      firstMatchedAt: ctMatches.firstMatchedAt,
+      pattern: ctFilters.pattern,
+      filterIssuers: ctFilters.authorizedIssuers,
     })
     .from(ctMatchOccurrences)
     .innerJoin(ctMatchFilters, eq(ctMatchFilters.occurrenceId, ctMatchOccurrences.id))
+    .innerJoin(ctMatches, eq(ctMatches.id, ctMatchFilters.matchId))
+    .innerJoin(ctFilters, eq(ctFilters.id, ctMatchFilters.filterId))
     .where(
       and(
         eq(ctMatchOccurrences.logId, logId),
@@ -260,14 +266,13 @@ export async function unemittedTyposquats(db: Db, logId: string, from: number, t
     .all();
 }
 
-export async function markMatchesEmitted(db: Db, pairs: readonly { matchId: number; filterId: number }[], at: string) {
+/** Marks (match, filter) pairs emitted, each with the authorization verdict its event carried: one statement. */
+export async function markMatchesEmitted(db: Db, pairs: readonly { matchId: number; filterId: number; authorization: Authorization }[], at: string) {
   if (!pairs.length) return;
-  const rows = JSON.stringify(pairs.map((p) => [p.matchId, p.filterId]));
-  await db
-    .update(ctMatchFilters)
-    .set({ eventEmittedAt: at })
-    .where(sql`(${ctMatchFilters.matchId}, ${ctMatchFilters.filterId}) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${rows}))`)
-    .run();
+  const rows = JSON.stringify(pairs.map((p) => [p.matchId, p.filterId, p.authorization]));
+  await db.run(sql`UPDATE ct_match_filters SET event_emitted_at = ${at}, authorization = j.a
+    FROM (SELECT json_extract(value, '$[0]') AS m, json_extract(value, '$[1]') AS f, json_extract(value, '$[2]') AS a FROM json_each(${rows})) AS j
+    WHERE ct_match_filters.match_id = j.m AND ct_match_filters.filter_id = j.f`);
 }
 
 export async function markTyposquatsEmitted(db: Db, ids: readonly number[], at: string) {

@@ -6,8 +6,8 @@
 import { normalizeDomain } from "./domain";
 import { parseIpEntry } from "./ip";
 
-export type ListType = "ip" | "domain";
-export const LIST_TYPES: readonly ListType[] = ["ip", "domain"];
+export const LIST_TYPES = ["ip", "domain", "spki"] as const;
+export type ListType = (typeof LIST_TYPES)[number];
 
 export type EntryResult = { ok: true; value: string } | { ok: false; message: string };
 
@@ -39,7 +39,27 @@ export function normalizeListEntry(listType: ListType, raw: unknown): EntryResul
     const r = parseIpEntry(raw);
     return r.ok ? { ok: true, value: r.value } : r;
   }
+  if (listType === "spki") return normalizeSpkiHash(raw);
   return normalizeDomain(raw);
+}
+
+/**
+ * A key, as the SHA-256 of its SubjectPublicKeyInfo: 64 hex digits (colons and spaces
+ * allowed, as `openssl x509 -pubkey | openssl pkey -pubin -outform der | sha256sum` and
+ * certificate viewers print it) or the base64 form of HTTP public-key pins
+ * (`pin-sha256="..."`, optionally prefixed `sha256/`). Stored as lowercase hex, the
+ * form CT events and scans carry (`cert.spki_sha256`).
+ */
+export function normalizeSpkiHash(raw: string): EntryResult {
+  const s = raw.trim();
+  const hex = s.replace(/[:\s]/g, "");
+  if (/^[0-9a-fA-F]{64}$/.test(hex)) return { ok: true, value: hex.toLowerCase() };
+  const b64 = s.replace(/^sha256\//i, "");
+  if (/^[A-Za-z0-9+/]{43}=$/.test(b64)) {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    if (bytes.length === 32) return { ok: true, value: [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("") };
+  }
+  return { ok: false, message: "not a SHA-256 key hash: 64 hex digits or the 44-character base64 of a public-key pin" };
 }
 
 /**

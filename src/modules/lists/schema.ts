@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { pathId } from "../../platform/paging";
 import { safeMultilineText } from "../../platform/text";
+import { LIST_TYPES } from "./normalize";
 
 const entries = z.array(z.string().max(300)).max(1000);
 
@@ -8,7 +9,7 @@ export const ListSummary = z
   .object({
     id: z.number().int(),
     name: z.string(),
-    list_type: z.enum(["ip", "domain"]),
+    list_type: z.enum(LIST_TYPES).openapi({ description: "ip: addresses and CIDR networks; domain: domain names; spki: keys as the SHA-256 of their SubjectPublicKeyInfo (the CT module's known keys)" }),
     description: z.string(),
     entry_count: z.number().int(),
     entry_limit: z.number().int().openapi({ description: "Per-list entry limit of the current tier" }),
@@ -23,7 +24,7 @@ export const ListResponse = ListSummary.extend({ success: z.literal(true), entri
 export const CreateListRequest = z
   .object({
     name: z.string().openapi({ example: "vip_domains", description: "lowercase letters, digits, _ and -; unique; immutable" }),
-    list_type: z.enum(["ip", "domain"]),
+    list_type: z.enum(LIST_TYPES),
     description: safeMultilineText(1000).optional(),
     entries: entries.optional(),
   })

@@ -17,7 +17,8 @@
  * The score keeps its formula (a category without findings scores 100), so the result
  * is `provisional` whenever a category with assets is partial or blind: the console,
  * the PDF and the mail then show "not assessed" and why instead of a plain score, and
- * the grade carries the categories it could not assess. Pure: coverage facts in.
+ * the grade carries the categories it could not assess; with a blind category there is
+ * no grade at all (isGraded). Pure: coverage facts in.
  */
 import { COLLECTION_ERROR_CLASSES, type CollectionErrorClass } from "../../platform/collection";
 import type { MonitoringModule } from "../../platform/permissions";
@@ -147,6 +148,36 @@ export function unassessedCategories(status: CategoryStatus): Category[] {
 
 export function isProvisional(status: CategoryStatus): boolean {
   return unassessedCategories(status).length > 0;
+}
+
+/**
+ * Whether the result gets a letter grade. A category with assets of which nothing was
+ * collected within its window (blind) was not looked at at all: its score of 100 is the
+ * formula's starting point, not an observation, and the grade it would lift (an
+ * organization whose DNS, CT and RDAP were never collected scores 97) would read as
+ * "all clear". So such a result is not graded: the console, the PDF and the mail show
+ * "Not graded" and why, and the score only as provisional. A partly assessed category
+ * leaves the grade standing, marked provisional. `grade` in the API stays the formula's
+ * letter for the score (the contract), with `graded` beside it.
+ */
+export function isGraded(status: CategoryStatus): boolean {
+  return !CATEGORIES.some((c) => status[c.id].status === "blind");
+}
+
+/**
+ * The grade in words, one phrase for the mail, the PDF and its metadata: "C",
+ * "A, provisional: RDAP partly assessed", "not graded: DNS not assessed, RDAP not
+ * assessed". `status` null: a report generated before category status was recorded.
+ */
+export function gradeWords(grade: string, status: CategoryStatus | null): string {
+  if (!status || !isProvisional(status)) return grade;
+  return isGraded(status) ? `${grade}, provisional: ${provisionalNote(status)}` : `not graded: ${provisionalNote(status)}`;
+}
+
+/** The score and grade in one line (mail subject and body, PDF metadata): "72/100 (C)", "not graded (…); provisional score 97/100". */
+export function scoreHeadline(score: number, grade: string, status: CategoryStatus | null): string {
+  if (status && !isGraded(status)) return `not graded (${provisionalNote(status)}); provisional score ${score}/100`;
+  return `${score}/100 (${gradeWords(grade, status)})`;
 }
 
 /** "DNS not assessed, RDAP partly assessed": what makes a grade provisional ("" when it is not). */

@@ -24,7 +24,12 @@ export interface MonitoredAsset {
 }
 
 /** A result as a document carries it: what each category could assess is not known (null) for a report generated before it was recorded. */
-export type DocumentResult = Omit<AuditResult, "category_status" | "provisional"> & { category_status: CategoryStatus | null; provisional: boolean | null };
+export type DocumentResult = Omit<AuditResult, "category_status" | "provisional" | "graded"> & {
+  category_status: CategoryStatus | null;
+  provisional: boolean | null;
+  /** Null with category_status: such a report shows its grade as it was. */
+  graded: boolean | null;
+};
 
 export interface ReportDocument {
   report_type: "weekly";

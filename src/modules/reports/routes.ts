@@ -19,6 +19,7 @@ export const securityOverview = defineRoute({
     "each TLS endpoint by its latest scan (a certificate that expired since counts as expired); domain expiry within 30 days, " +
     "DNSSEC failing at the latest resolution, modules without assets and stale data judged now. Category score = 100 minus the impacts of its fired rules (floor 0); " +
     "category_status says what each score rests on (assessed, partial, blind, no_assets, with the reason), and provisional is true when a category with assets is partial or blind; " +
+    "graded is false when a category with assets is blind (nothing of it collected): then no grade is shown anywhere, the score only as provisional; " +
     "overall = weighted average (DNS 30, CT 20, certificates 20, RDAP 15, coverage 15) rounded half up; grade A >= 90, B >= 80, C >= 70, D >= 60, F below. " +
     "'Modules without assets': a monitoring module (CT log, DNS watcher, RDAP, certificate deployments) with no ENABLED asset: one whose monitors are all paused watches nothing, " +
     "so it counts like one with none configured (the finding's evidence names the module). " +

@@ -35,6 +35,12 @@ const provisional = z.boolean().openapi({
   description: "A category with assets is partial or blind: the score counts what could not be looked at as clean, so the grade is provisional (category_status says which and why).",
 });
 
+const graded = z.boolean().openapi({
+  description:
+    "False when a category with assets is blind (nothing of it collected within its window): the result gets no grade, and the console, " +
+    "the PDF and the mail say 'Not graded' and why, with the score only as provisional. `grade` stays the letter of the score's formula.",
+});
+
 export const Evidence = z
   .object({
     asset: z.string().openapi({ example: "shop.example.com:443 (192.0.2.20)", description: "Domain, `hostname:port (IP)`, CT names or module" }),
@@ -68,6 +74,7 @@ export const SecurityOverview = z
       overall_score: score,
       grade: Grade,
       provisional,
+      graded,
       category_scores: CategoryScores,
       category_status: CategoryStatus,
       findings: z.array(Finding),
@@ -99,6 +106,7 @@ export const Report = z
     category_scores: CategoryScores,
     category_status: CategoryStatus.nullable().openapi({ description: "What each category could assess at the period's end; null for a report generated before this was recorded" }),
     provisional: provisional.nullable().openapi({ description: "Whether a category with assets was partial or blind; null when the report did not record it" }),
+    graded: graded.nullable().openapi({ description: "Whether the report has a grade (no category with assets was blind); null when the report did not record category status" }),
     findings_count: z.number().int(),
   })
   .openapi("Report");

@@ -11,7 +11,8 @@
  *    89.5 is 90 (an A) and 89.49 is 89, with no floating-point drift.
  *  - Grade by the table (A ≥ 90, B ≥ 80, C ≥ 70, D ≥ 60, F below).
  *  - Beside the score, what each category could assess (category-status.ts): a result
- *    with a partial or blind category is provisional.
+ *    with a partial or blind category is provisional, one with a blind category is
+ *    not graded.
  */
 import {
   AUDIT_RULES,
@@ -29,7 +30,7 @@ import {
   type Severity,
 } from "./rules";
 import type { AuditFacts, DnsChangeFact, DnsChangeKind, EndpointScan, ModuleCoverage, UncollectedAsset } from "./facts/types";
-import { assessCategories, CATEGORY_MODULE, isProvisional, uncollectedCauses, type CategoryStatus } from "./category-status";
+import { assessCategories, CATEGORY_MODULE, isGraded, isProvisional, uncollectedCauses, type CategoryStatus } from "./category-status";
 import { formatDuration } from "./freshness";
 import { formatUtc } from "./pdf/text";
 
@@ -76,6 +77,8 @@ export interface AuditResult {
   category_status: CategoryStatus;
   /** A category with assets is partial or blind: the score counts what was not looked at as clean. */
   provisional: boolean;
+  /** No category with assets is blind: a grade is shown (category-status.ts isGraded). */
+  graded: boolean;
   findings: Finding[];
 }
 
@@ -365,5 +368,13 @@ export function scoreAudit(facts: AuditFacts): AuditResult {
   const category_scores = categoryScores(findings);
   const overall_score = overallScore(category_scores);
   const category_status = assessCategories(facts);
-  return { overall_score, grade: gradeOf(overall_score), category_scores, category_status, provisional: isProvisional(category_status), findings };
+  return {
+    overall_score,
+    grade: gradeOf(overall_score),
+    category_scores,
+    category_status,
+    provisional: isProvisional(category_status),
+    graded: isGraded(category_status),
+    findings,
+  };
 }

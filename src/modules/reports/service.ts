@@ -33,7 +33,7 @@ import { renderReportPdf } from "./pdf/render";
 import { CATCH_UP_WEEKS, lastWeekEnd, recentWeeks, WEEK_MS, type Period } from "./period";
 import { auditRule, CATEGORIES, REFERENCES, type Category, type Grade, type RuleId, type Severity } from "./rules";
 import { limitEvidence, scoreAudit, type AuditResult, type CategoryScores, type Evidence, type Finding } from "./scoring";
-import { isProvisional, provisionalNote, type CategoryStatus } from "./category-status";
+import { isGraded, isProvisional, scoreHeadline, type CategoryStatus } from "./category-status";
 import { formatUtc } from "./pdf/text";
 
 /** Evidence items returned per finding by the overview (the total is given). */
@@ -62,6 +62,7 @@ export async function securityOverview(t: Tenant, config: ScheduleConfig, now: D
       overall_score: result.overall_score,
       grade: result.grade,
       provisional: result.provisional,
+      graded: result.graded,
       category_scores: result.category_scores,
       category_status: result.category_status,
       findings: result.findings.map((f) => ({ ...f, evidence: limitEvidence(f.evidence, OVERVIEW_EVIDENCE_LIMIT) })),
@@ -94,6 +95,7 @@ function reportView(r: typeof reports.$inferSelect, findings: number) {
     category_scores: r.categoryScores as CategoryScores,
     category_status: storedCategoryStatus(r),
     provisional: provisionalOf(r),
+    graded: gradedOf(r),
     findings_count: findings,
   };
 }
@@ -103,6 +105,10 @@ const storedCategoryStatus = (r: typeof reports.$inferSelect) => (r.categoryStat
 const provisionalOf = (r: typeof reports.$inferSelect) => {
   const status = storedCategoryStatus(r);
   return status ? isProvisional(status) : null;
+};
+const gradedOf = (r: typeof reports.$inferSelect) => {
+  const status = storedCategoryStatus(r);
+  return status ? isGraded(status) : null;
 };
 
 /** Newest period first. */
@@ -188,6 +194,7 @@ async function renderStored(t: Tenant, report: typeof reports.$inferSelect): Pro
       category_scores: report.categoryScores as CategoryScores,
       category_status: storedCategoryStatus(report),
       provisional: provisionalOf(report),
+      graded: gradedOf(report),
       findings: rows.map(findingFromRow),
     },
     collection_windows: appendix.collection_windows,
@@ -229,7 +236,7 @@ function mailBody(config: Config, d: ReportDocument): string {
     `Weekly security audit report for ${d.organization}`,
     `Period: ${formatUtc(d.period_start)} – ${formatUtc(d.period_end)}`,
     "",
-    `Overall score: ${r.overall_score} / 100 (grade ${r.grade}${r.provisional ? `, provisional: ${provisionalNote(r.category_status!)}` : ""})`,
+    `Overall score: ${scoreHeadline(r.overall_score, r.grade, r.category_status)}`,
     "Categories:",
     ...CATEGORIES.map((c) => {
       const status = r.category_status?.[c.id];
@@ -349,7 +356,7 @@ export async function generateWeeklyReport(ctx: GenerationContext, org: { id: nu
           {
             organizationId: org.id,
             to: r.email,
-            subject: `Trust-Plane weekly security report: ${result.overall_score}/100 (${result.grade}${result.provisional ? ", provisional" : ""}), ${periodStart.slice(0, 10)} – ${document.period_end.slice(0, 10)}`,
+            subject: `Trust-Plane weekly security report: ${scoreHeadline(result.overall_score, result.grade, result.category_status)}, ${periodStart.slice(0, 10)} – ${document.period_end.slice(0, 10)}`,
             body: mailBody(config, document),
             kind: "weekly_report",
             attachments: [pdfAttachment],

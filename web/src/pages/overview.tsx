@@ -37,6 +37,8 @@ export interface SecurityOverview {
   overall_score: number;
   grade: string;
   provisional: boolean;
+  /** False when a category with assets is blind: no grade is shown, the score only as provisional. */
+  graded: boolean;
   category_scores: Record<CategoryKey, number>;
   category_status: CategoryStatus;
   findings: Finding[];
@@ -52,6 +54,8 @@ export interface Report {
   grade: string;
   /** Null for a report generated before what it could assess was recorded. */
   provisional: boolean | null;
+  /** Null with category_status. */
+  graded: boolean | null;
   category_status: CategoryStatus | null;
   generated_at: string;
   pdf_filename: string;
@@ -87,6 +91,15 @@ export function unassessed(status: CategoryStatus | null | undefined): string {
 /** A provisional grade is never drawn in a grade's colour: an A nobody could check is not green. */
 export const gradeClass = (grade: string, provisional: boolean | null | undefined) => (provisional ? "provisional" : gradeTone(grade));
 
+/** The grade as shown: "not graded" when a category with assets could not be looked at at all. */
+export const gradeLabel = (r: Pick<SecurityOverview, "grade"> & { graded: boolean | null }) => (r.graded === false ? "not graded" : r.grade);
+
+/** "C", "A, provisional: RDAP partly assessed", "not graded: DNS not assessed": a report's grade in words. */
+export function gradeText(r: Pick<Report, "grade" | "provisional" | "graded" | "category_status">): string {
+  if (!r.provisional) return r.grade;
+  return `${gradeLabel(r)}${r.graded === false ? "" : ", provisional"}: ${unassessed(r.category_status)}`;
+}
+
 const STATUS_BADGE: Record<CategoryAssessment["status"], { tone: string; label: string }> = {
   assessed: { tone: "good", label: "assessed" },
   partial: { tone: "warn", label: "partly assessed" },
@@ -116,7 +129,7 @@ function CategoryScores({ o }: { o: SecurityOverview }) {
                 <span class={`hbar ${status.status === "partial" ? "neutral" : scoreTone(score)}`} style={{ width: `${score}%` }} />
               </span>
             ) : (
-              <span class={`category-unassessed ${status.status}`}>{status.status === "blind" ? "Not assessed" : "No assets: nothing to assess"}</span>
+              <span class={`category-unassessed ${status.status}`}>{status.status === "blind" ? "Not assessed" : "No assets"}</span>
             )}
             <span class="hbar-value">{drawn ? score : "n/a"}</span>
             <span class="category-status">
@@ -268,7 +281,9 @@ function Trend() {
     <>
       <ErrorBox error={r.error} />
       {r.loading && !r.data && <div class="loading-bar" role="progressbar" aria-label="Loading the score trend" />}
-      {r.data && reports.length === 0 && <p class="empty">No weekly report yet: the first one is generated at the end of the first week.</p>}
+      {r.data && reports.length === 0 && <p class="empty">
+          No weekly report yet: the first one is generated at the end of the first week. <a href="/reports">Reports</a> previews this week's report so far.
+        </p>}
       {reports.length > 0 && (
         <LineChart
           title="Overall score per weekly report"
@@ -276,7 +291,7 @@ function Trend() {
           data={reports.map((rep) => ({
             label: new Date(rep.period_end).toLocaleDateString(undefined, { month: "short", day: "numeric" }),
             value: rep.overall_score,
-            title: `Week ending ${new Date(rep.period_end).toLocaleDateString()}: ${rep.overall_score} (${rep.grade}${rep.provisional ? `, provisional: ${unassessed(rep.category_status)}` : ""})`,
+            title: `Week ending ${new Date(rep.period_end).toLocaleDateString()}: ${rep.overall_score}${rep.graded === false ? " provisional" : ""} (${gradeText(rep)})`,
           }))}
         />
       )}
@@ -308,17 +323,27 @@ export function OverviewPage() {
           <section class="card score-card" aria-labelledby="score-h">
             <h2 id="score-h">Score</h2>
             <div class="score">
-              <span class="score-value" data-testid="overall-score">
+              {/* Not graded: the score is drawn small and muted, and no letter stands beside it. */}
+              <span class={`score-value${o.graded ? "" : " ungraded"}`} data-testid="overall-score" aria-label={o.graded ? undefined : `Provisional score ${o.overall_score}`}>
                 {o.overall_score}
               </span>
-              <span class="score-max">/ 100</span>
-              <span class={`grade ${gradeClass(o.grade, o.provisional)}`} data-testid="grade" aria-label={`Grade ${o.grade}${o.provisional ? ", provisional" : ""}`}>
-                {o.grade}
-              </span>
+              <span class="score-max">/ 100{o.graded ? "" : " provisional"}</span>
+              {o.graded ? (
+                <span class={`grade ${gradeClass(o.grade, o.provisional)}`} data-testid="grade" aria-label={`Grade ${o.grade}${o.provisional ? ", provisional" : ""}`}>
+                  {o.grade}
+                </span>
+              ) : (
+                <span class="grade provisional ungraded" data-testid="grade" aria-label="Not graded">
+                  Not graded
+                </span>
+              )}
             </div>
             {o.provisional && (
               <p class="provisional-note" data-testid="provisional">
-                <strong>Provisional:</strong> {unassessed(o.category_status)}. The score counts what could not be looked at as clean.
+                <strong>{o.graded ? "Provisional" : "Not graded"}:</strong> {unassessed(o.category_status)}.{" "}
+                {o.graded
+                  ? "The score counts what could not be looked at as clean."
+                  : "No grade while a category could not be looked at at all: the provisional score counts it as clean."}
               </p>
             )}
             <p class="muted">Weighted: DNS 30 %, CT log 20 %, certificates 20 %, RDAP 15 %, coverage 15 %.</p>

@@ -7,7 +7,7 @@ import { useResource, useTableState } from "../ui/resource";
 import { DataTable, localPage } from "../ui/table";
 import { Time } from "../ui/time";
 import { Badge, NotAvailable, PageHeader, Section } from "../ui/widgets";
-import { gradeClass, unassessed, type Report } from "./overview";
+import { gradeClass, gradeLabel, unassessed, type Report } from "./overview";
 
 /** The PDF of the current week to date, rendered on request and not stored. */
 export const PREVIEW_URL = "/api/reports/preview/download";
@@ -43,14 +43,14 @@ export function ReportsPage() {
             empty={<p>No report yet: the first weekly report is generated at the end of the first full week.</p>}
             columns={[
               { label: "Week", sort: "period_end", render: (x) => <><Time iso={x.period_start} date /> – <Time iso={x.period_end} date /></> },
-              { label: "Score", sort: "overall_score", render: (x) => x.overall_score, class: "num" },
+              { label: "Score", sort: "overall_score", render: (x) => (x.graded === false ? <span class="muted">{x.overall_score} provisional</span> : x.overall_score), class: "num" },
               {
                 label: "Grade",
                 sort: "grade",
                 render: (x) => (
                   <>
-                    <Badge value={null} tone={gradeClass(x.grade, x.provisional) === "provisional" ? "neutral" : gradeClass(x.grade, x.provisional)} label={x.grade} />
-                    {x.provisional && <span class="small"> provisional: {unassessed(x.category_status)}</span>}
+                    <Badge value={null} tone={gradeClass(x.grade, x.provisional) === "provisional" ? "neutral" : gradeClass(x.grade, x.provisional)} label={gradeLabel(x)} />
+                    {x.provisional && <span class="small"> {x.graded === false ? "" : "provisional: "}{unassessed(x.category_status)}</span>}
                   </>
                 ),
               },

@@ -64,7 +64,7 @@ export interface CompiledRule {
    * rule was before collection events existed) and never matches a collection event:
    * its fields there hold the last observed or empty values, which such a rule would
    * read as a finding (`dmarc.current.p != "reject"` on a domain that merely went blind).
-   */
+     */
   seesCollectionEvents: boolean;
   /** The identifiers the rule reads (for the module's opt-in event types, MODULE_OPT_IN_EVENTS). */
   readonly identifiers: ReadonlySet<string>;
@@ -75,7 +75,7 @@ export interface CompiledRule {
 export interface EvaluationResult {
   matched: boolean;
   error?: string;
-  /** The event is a collection event and the rule does not read `event_type` or `collection` (see CompiledRule.seesCollectionEvents). */
+  /** The event is a collection event (or of a type a rule must name) and the rule does not read `event_type` or `collection` (see CompiledRule.seesCollectionEvents). */
   notForCollectionEvents?: true;
   /** The event is of a type the rule does not opt into (MODULE_OPT_IN_EVENTS). */
   notForRule?: true;
@@ -127,7 +127,7 @@ function runtimeOf(module: ModuleName): ModuleRuntime {
 }
 
 export const IN_LIST_DESCRIPTION =
-  'True when the string value matches the rule list: an IP inside any network of an ip list, or the exact domain (case-insensitive, trailing dot ignored, IDN as A-label) of a domain list. The list name must be a quoted literal: in_list(ip_address, lists["dmz"]). A value that is not an IP/domain, or a list that no longer exists, does not match.';
+  'True when the string value matches the rule list: an IP inside any network of an ip list, or the exact domain (case-insensitive, trailing dot ignored, IDN as A-label) of a domain list, or a key hash (SHA-256 of the SubjectPublicKeyInfo, hex) of an spki list: in_list(cert.spki_sha256, lists["our_keys"]). The list name must be a quoted literal: in_list(ip_address, lists["dmz"]). A value that is not an IP/domain, or a list that no longer exists, does not match.';
 
 function registerInList(env: Environment): void {
   env.registerFunction(
@@ -305,6 +305,7 @@ export function positionAt(text: string, offset: number): SourcePosition {
 // ---- evaluate ---------------------------------------------------------------------
 
 /** An event converted to CEL values; reuse it for every rule of the module. */
+
 export class PreparedEvent {
   constructor(
     readonly module: ModuleName,

@@ -3,7 +3,7 @@
  * schema the type checker uses) and the functions a rule may call.
  */
 import { IN_LIST_DESCRIPTION } from "./engine";
-import { MODULE_VARIABLES, type ModuleName, type VariableSpec } from "./variables";
+import { MODULE_SUGGESTED_RULES, MODULE_VARIABLES, type ModuleName, type SuggestedRule, type VariableSpec } from "./variables";
 
 export interface IntrospectionFunction {
   name: string;
@@ -15,6 +15,7 @@ export interface Introspection {
   module: ModuleName;
   variables: VariableSpec[];
   functions: IntrospectionFunction[];
+  suggested_rules: SuggestedRule[];
 }
 
 /** Standard CEL functions and macros usable on event fields, plus in_list. */
@@ -42,5 +43,5 @@ export const RULE_FUNCTIONS: readonly IntrospectionFunction[] = [
 export function introspect(module: ModuleName): Introspection {
   const variables = MODULE_VARIABLES[module];
   if (!variables) throw new Error(`unknown module ${module}`);
-  return { module, variables: variables.map((v) => ({ ...v })), functions: RULE_FUNCTIONS.map((f) => ({ ...f })) };
+  return { module, variables: variables.map((v) => ({ ...v })), functions: RULE_FUNCTIONS.map((f) => ({ ...f })), suggested_rules: MODULE_SUGGESTED_RULES[module].map((r) => ({ ...r })) };
 }

@@ -8,10 +8,11 @@
  *   An IPv4 value (or an IPv4-mapped IPv6 value) is looked up both as IPv4 and as its
  *   mapped IPv6 form `::ffff:a.b.c.d`, so entries of either spelling match it.
  * - domain lists: a Set of A-labels (see domainLookupKey).
+ * - spki lists: a Set of lowercase hex SHA-256 key hashes (normalizeSpkiHash).
  */
 import { domainLookupKey } from "../../lists/domain";
 import { parseIpEntry, parseIpv4Fast, parseIpAddress } from "../../lists/ip";
-import type { ListType } from "../../lists/normalize";
+import { normalizeSpkiHash, type ListType } from "../../lists/normalize";
 
 export interface RuleListInput {
   name: string;
@@ -121,13 +122,34 @@ class DomainListMatcher implements CompiledList {
   }
 }
 
+class SpkiListMatcher implements CompiledList {
+  readonly listType = "spki" as const;
+  private readonly keys: Set<string>;
+
+  constructor(readonly name: string, values: readonly string[]) {
+    this.keys = new Set(values);
+  }
+
+  get size(): number {
+    return this.keys.size;
+  }
+
+  matches(value: string): boolean {
+    if (this.keys.size === 0) return false;
+    const key = normalizeSpkiHash(value);
+    return key.ok && this.keys.has(key.value);
+  }
+}
+
+const MATCHERS: Record<ListType, new (name: string, values: readonly string[]) => CompiledList> = { ip: IpListMatcher, domain: DomainListMatcher, spki: SpkiListMatcher };
+
 /** All lists of one organization, by name. */
 export class ListData {
   private readonly lists = new Map<string, CompiledList>();
 
   constructor(lists: readonly RuleListInput[]) {
     for (const l of lists) {
-      this.lists.set(l.name, l.list_type === "ip" ? new IpListMatcher(l.name, l.values) : new DomainListMatcher(l.name, l.values));
+      this.lists.set(l.name, new MATCHERS[l.list_type](l.name, l.values));
     }
   }
 

@@ -54,6 +54,9 @@ export interface CertificateInfo {
   /** Byte range of the TBSCertificate in the input (for the dedup key). */
   tbsStart: number;
   tbsEnd: number;
+  /** Byte range of the SubjectPublicKeyInfo in the input (the key's identity: spki_sha256). */
+  spkiStart: number;
+  spkiEnd: number;
 }
 
 /**
@@ -125,6 +128,8 @@ export function parseCertificate(der: Uint8Array, options: { precertTbs?: boolea
     scts: [],
     tbsStart: tbs.start,
     tbsEnd: tbs.end,
+    spkiStart: spki.start,
+    spkiEnd: spki.end,
   };
 
   // Optional issuerUniqueID [1], subjectUniqueID [2], extensions [3].
@@ -135,6 +140,22 @@ export function parseCertificate(der: Uint8Array, options: { precertTbs?: boolea
     p = opt.end;
   }
   return info;
+}
+
+/**
+ * The SubjectPublicKeyInfo of a Certificate or TBSCertificate, as a view into `der`: what
+ * an issuer's key hash is computed over (RFC 6962 issuer_key_hash) without a full parse.
+ */
+export function subjectPublicKeyInfo(der: Uint8Array): Uint8Array {
+  const outer = expectElement(der, 0, der.length, TAG.SEQUENCE, "Certificate or TBSCertificate");
+  const first = readElement(der, outer.valueStart, outer.end);
+  const tbs = first.tag === TAG.SEQUENCE ? first : outer;
+  let el = readElement(der, tbs.valueStart, tbs.end);
+  if (el.tag === 0xa0) el = readElement(der, el.end, tbs.end);
+  // serialNumber, signature, issuer, validity, subject, then the key.
+  for (let i = 0; i < 4; i++) el = readElement(der, el.end, tbs.end);
+  const spki = expectElement(der, el.end, tbs.end, TAG.SEQUENCE, "subjectPublicKeyInfo");
+  return der.subarray(spki.start, spki.end);
 }
 
 function readExtensions(der: Uint8Array, wrapper: DerElement, info: CertificateInfo): void {

@@ -28,7 +28,7 @@ import fontkit from "@pdf-lib/fontkit";
 import { PDFDocument, PDFHexString, rgb, type PDFFont, type PDFPage, type RGB } from "pdf-lib";
 import { CATEGORIES, FRAMEWORKS, AUDIT_RULES, GRADES, MODULE_LABELS, REFERENCES, SEVERITIES, type Grade, type Severity } from "../rules";
 import type { AssetStatus, MonitoredAsset, ReportDocument } from "../document";
-import { provisionalNote, unassessedCategories, type CategoryStatus, type CategoryStatusValue } from "../category-status";
+import { provisionalNote, scoreHeadline, unassessedCategories, type CategoryStatus, type CategoryStatusValue } from "../category-status";
 import { gradeOf, limitEvidence, type Evidence, type Finding } from "../scoring";
 import { formatDuration } from "../freshness";
 import type { MonitoringModule } from "../../../platform/permissions";
@@ -367,7 +367,7 @@ const STATUS_WORDS: Record<CategoryStatusValue, string> = { assessed: "Assessed"
  * The cover's warning that the grade rests on less than every category: which
  * categories could not (fully) be assessed and why.
  */
-function provisionalNotice(w: Writer, status: CategoryStatus): void {
+function provisionalNotice(w: Writer, status: CategoryStatus, graded: boolean): void {
   const f = w.f;
   const x = MARGIN.left + 14;
   const width = CONTENT_W - 28;
@@ -380,8 +380,11 @@ function provisionalNotice(w: Writer, status: CategoryStatus): void {
   const top = w.y;
   w.rect(MARGIN.left, top, CONTENT_W, height, SEVERITY_COLOR.high.bg, 5);
   w.rect(MARGIN.left, top, 4, height, PREVIEW_COLOR);
-  w.text(`Provisional grade: ${provisionalNote(status)}`, x, top + 9, { font: f.bold, size: 10, color: PREVIEW_COLOR });
-  w.text("The score counts what could not be looked at as clean; the methodology lists what each category rests on.", x, top + 23, { font: f.regular, size: 7.8, color: COLOR.muted });
+  w.text(`${graded ? "Provisional grade" : "Not graded"}: ${provisionalNote(status)}`, x, top + 9, { font: f.bold, size: 10, color: PREVIEW_COLOR });
+  const why = graded
+    ? "The score counts what could not be looked at as clean; the methodology lists what each category rests on."
+    : "No grade while a category could not be looked at at all: its score of 100 would be counted as clean, not observed.";
+  w.text(why, x, top + 23, { font: f.regular, size: 7.8, color: COLOR.muted });
   let y = top + 36;
   for (const line of shown) {
     w.text(line, x, y, body);
@@ -415,17 +418,26 @@ function cover(w: Writer, d: ReportDocument): void {
   const cardH = 118;
   w.rect(MARGIN.left, cardTop, CONTENT_W, cardH, COLOR.panel, 8);
   const label = { font: f.bold, size: 8, color: COLOR.muted };
-  w.text("OVERALL SCORE", MARGIN.left + 22, cardTop + 20, label);
+  // Not graded (a blind category): the score is only provisional, drawn small and muted,
+  // and the grade's place says so: an organization nobody could look at never shows an A.
+  const graded = result.graded !== false;
+  w.text(graded ? "OVERALL SCORE" : "PROVISIONAL SCORE", MARGIN.left + 22, cardTop + 20, label);
   const scoreText = String(result.overall_score);
-  w.text(scoreText, MARGIN.left + 20, cardTop + 36, { font: f.bold, size: 50, color: COLOR.navy });
-  w.text("/ 100", MARGIN.left + 24 + w.width(scoreText, f.bold, 50), cardTop + 66, { font: f.regular, size: 14, color: COLOR.muted });
+  const scoreSize = graded ? 50 : 30;
+  w.text(scoreText, MARGIN.left + 20, cardTop + 36, { font: f.bold, size: scoreSize, color: graded ? COLOR.navy : COLOR.muted });
+  w.text("/ 100", MARGIN.left + 24 + w.width(scoreText, f.bold, scoreSize), cardTop + 36 + scoreSize * 0.6, { font: f.regular, size: 14, color: COLOR.muted });
+  if (!graded) {
+    for (const [i, line] of w.lines("counts what could not be looked at as clean", { font: f.regular, size: 8, color: COLOR.muted }, 150).entries()) {
+      w.text(line, MARGIN.left + 22, cardTop + 76 + i * 11, { font: f.regular, size: 8, color: COLOR.muted });
+    }
+  }
 
   const gx = MARGIN.left + 222;
   w.text("GRADE", gx - 36, cardTop + 20, label, "center", 72);
   // A provisional grade is drawn muted, never in the colour of a confirmed A.
   w.circle(gx, cardTop + 68, 30, result.provisional ? COLOR.muted : GRADE_COLOR[result.grade]);
-  w.text(result.grade, gx - 30, cardTop + 49, { font: f.bold, size: 32, color: COLOR.white }, "center", 60);
-  if (result.provisional) w.text("PROVISIONAL", gx - 40, cardTop + 101, { font: f.bold, size: 7.5, color: PREVIEW_COLOR }, "center", 80);
+  w.text(graded ? result.grade : "–", gx - 30, cardTop + 49, { font: f.bold, size: 32, color: COLOR.white }, "center", 60);
+  if (result.provisional) w.text(graded ? "PROVISIONAL" : "NOT GRADED", gx - 40, cardTop + 101, { font: f.bold, size: 7.5, color: PREVIEW_COLOR }, "center", 80);
 
   const sx = MARGIN.left + 300;
   w.vline(sx - 18, cardTop + 18, cardTop + cardH - 18);
@@ -440,7 +452,7 @@ function cover(w: Writer, d: ReportDocument): void {
   }
 
   w.y = cardTop + cardH + 22;
-  if (result.provisional && result.category_status) provisionalNotice(w, result.category_status);
+  if (result.provisional && result.category_status) provisionalNotice(w, result.category_status, graded);
   else w.y += 12;
 
   // Category scores as a bar chart; a category that could not be assessed gets no bar.
@@ -655,7 +667,7 @@ function methodology(w: Writer, d: ReportDocument): void {
     { after: 6 },
   );
   w.paragraph(
-    "A score says nothing is wrong only about what was looked at. A category is assessed when every enabled asset of it was collected within its module's expected window before the end of the period (CT: every monitored CT log the filters rely on was read); partly assessed when some were; not assessed when none was. A category not assessed still scores by the same formula, so the grade is then provisional.",
+    "A score says nothing is wrong only about what was looked at. A category is assessed when every enabled asset of it was collected within its module's expected window before the end of the period (CT: every monitored CT log the filters rely on was read); partly assessed when some were; not assessed when none was. A category not assessed still scores by the same formula (100 without findings), so the grade is then provisional; when a category with assets was not assessed at all, the report gives no grade and the score only as provisional.",
     body,
     { after: 12 },
   );
@@ -666,9 +678,9 @@ function methodology(w: Writer, d: ReportDocument): void {
   table(
     w,
     [
-      { title: "Category", width: 0.46 },
-      { title: "Weight", width: 0.24, align: "right" },
-      { title: "Score", width: 0.3, align: "right" },
+      { title: "Category", width: 0.4 },
+      { title: "Weight", width: 0.2, align: "right" },
+      { title: "Score", width: 0.4, align: "right" },
     ],
     [
       ...CATEGORIES.map((c) => {
@@ -677,12 +689,15 @@ function methodology(w: Writer, d: ReportDocument): void {
         return [
           { text: c.label },
           { text: `${c.weight}%` },
-          status === "blind" || status === "partial"
-            ? { text: `${score} (${STATUS_WORDS[status].toLowerCase()})`, font: "bold" as const, color: PREVIEW_COLOR }
-            : { text: score, font: "bold" as const },
+          // A blind category's 100 is the formula's starting point, not a finding: no number.
+          status === "blind"
+            ? { text: "n/a (not assessed)", font: "bold" as const, color: PREVIEW_COLOR }
+            : status === "partial"
+              ? { text: `${score} (${STATUS_WORDS[status].toLowerCase()})`, font: "bold" as const, color: PREVIEW_COLOR }
+              : { text: score, font: "bold" as const },
         ];
       }),
-      [{ text: "Overall", font: "bold" as const }, { text: "100%" }, { text: `${d.result.overall_score} (${d.result.grade}${d.result.provisional ? ", provisional" : ""})`, font: "bold" as const }],
+      [{ text: "Overall", font: "bold" as const }, { text: "100%" }, { text: d.result.graded === false ? `${d.result.overall_score} (not graded)` : `${d.result.overall_score} (${d.result.grade}${d.result.provisional ? ", provisional" : ""})`, font: "bold" as const }],
     ],
     { width: half },
   );
@@ -912,7 +927,7 @@ export async function renderReportPdf(d: ReportDocument): Promise<Uint8Array> {
   const at = new Date(d.generated_at);
   doc.setTitle(`${d.preview ? "Preview of the weekly" : "Weekly"} security audit report: ${d.organization}, ${formatDate(d.period_start)} – ${formatDate(d.period_end)}`);
   doc.setAuthor("Trust-Plane");
-  doc.setSubject(`Overall score ${d.result.overall_score}, grade ${d.result.grade}${d.result.provisional ? " (provisional)" : ""}`);
+  doc.setSubject(`Overall score ${scoreHeadline(d.result.overall_score, d.result.grade, d.result.category_status)}`);
   doc.setCreator("Trust-Plane");
   doc.setProducer("Trust-Plane (pdf-lib)");
   doc.setLanguage("en");

@@ -1,8 +1,10 @@
+import { CERT_WATCHER_SUGGESTED_RULES, certWatcherOptInEvents } from "../../../cert-watcher/events";
+import { CT_LOG_SUGGESTED_RULES } from "../../../ct-log/events";
 import { certWatcherVariables } from "./cert-watcher";
 import { ctLogOptInEvents, ctLogVariables } from "./ct-log";
 import { dnsWatcherVariables } from "./dns-watcher";
 import { rdapVariables } from "./rdap";
-import type { ModuleName, VariableSpec } from "./types";
+import type { ModuleName, SuggestedRule, VariableSpec } from "./types";
 
 export * from "./types";
 
@@ -17,11 +19,20 @@ export const MODULE_VARIABLES: Readonly<Record<ModuleName, readonly VariableSpec
  * Per module, event types a rule sees only when it reads `event_type` or the identifier
  * given (the fields the event is about): types added after rules were written, whose
  * other fields hold empty values a rule written for the module's first events would
- * misread (`!cert.is_precert` on a lookalike event, which has no certificate).
+ * misread (`!cert.is_precert` on a lookalike event, which has no certificate; a rule on
+ * `validity_days` firing again on the not_in_ct event of the same scan).
  */
 export const MODULE_OPT_IN_EVENTS: Readonly<Record<ModuleName, Readonly<Record<string, string>>>> = {
   "ct-log": ctLogOptInEvents,
   rdap: {},
-  "cert-watcher": {},
+  "cert-watcher": certWatcherOptInEvents,
   "dns-watcher": {},
+};
+
+/** The rules each module offers an organization that has none (introspection, the console). */
+export const MODULE_SUGGESTED_RULES: Readonly<Record<ModuleName, readonly SuggestedRule[]>> = {
+  "ct-log": CT_LOG_SUGGESTED_RULES,
+  rdap: [],
+  "cert-watcher": CERT_WATCHER_SUGGESTED_RULES,
+  "dns-watcher": [],
 };

@@ -28,3 +28,15 @@ export interface VariableSpec {
   type: VariableType;
   description: string;
 }
+
+/**
+ * A rule a module offers to an organization that has none yet (introspection's
+ * `suggested_rules`, the console's rules tab): declared beside the module's events.
+ */
+export interface SuggestedRule {
+  name: string;
+  expression: string;
+  severity: "info" | "low" | "medium" | "high" | "critical";
+  /** What it catches and what it leaves out, for the person deciding to add it. */
+  description: string;
+}
