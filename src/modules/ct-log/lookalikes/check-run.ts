@@ -17,16 +17,13 @@
  * state the API shows), plus a timeline row per change. Dismissed lookalikes are never
  * checked.
  */
-import { emitEvents, organizationsWithRules } from "../../alerting/emit";
+import { emitEvents, organizationsWithRules } from "../../alerting/contract";
 import type { Db } from "../../../db/client";
 import type { Bindings, Config } from "../../../env";
 import { classifyFailure, logSourceFailure, recordAttempt } from "../../../platform/collection";
 import { createDohClient, MemoryDnsCache, type DnsResolver } from "../../../platform/dns/doh";
 import { checkUrl, egressPolicy, type EgressPolicy } from "../../../platform/egress";
-import { findRdapServers } from "../../rdap/bootstrap";
-import { loadBootstrap } from "../../rdap/bootstrap-store";
-import { fetchDomain } from "../../rdap/client";
-import { registrarOf, registrationDate } from "../../rdap/facts";
+import { fetchDomain, findRdapServers, loadBootstrap, registrarOf, registrationDate } from "../../rdap/contract";
 import { buildLookalikeCollectionEvent, buildLookalikeEvent, type CtLogEvent } from "../events";
 import { corroborate, prepareProtected, protectedDomainOf, type Corroboration, type Evidence } from "../typosquat/detect";
 import { checkLookalike, socketProbe, type CheckResult, type PortProbe } from "./check";
