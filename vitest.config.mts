@@ -1,4 +1,4 @@
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -41,34 +41,38 @@ export default defineConfig(async () => {
   mkdirSync("./dist/web", { recursive: true });
   return {
     plugins: [
-      cloudflareTest(({ inject }) => ({
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: {
-          bindings: {
-            TEST_MIGRATIONS: migrations,
-            // Tests move a request's clock with the X-Trust-Plane-Now header (src/platform/clock.ts).
-            ALLOW_CLOCK_OVERRIDE: "true",
-            // The tests stand in for Cloudflare's edge: each call sets CF-Connecting-IP
-            // (test/helpers.ts), as the edge would. A test checks it is ignored without this.
-            TRUST_CF_CONNECTING_IP: "true",
-            EGRESS_ALLOWLIST: egressAllowlist(inject as <T>(key: string) => T),
-            REFUSING_PORT: String(inject<number>("refusingPort") ?? ""),
-            FIXTURE_URL: inject<string>("fixtureUrl"),
-            SMTP_SINK_PORT: String(inject<number>("smtpSinkPort") ?? ""),
-            // External services point at the local counterparts of the fixture hub.
-            RDAP_BOOTSTRAP_URL: `${inject<string>("fixtureUrl")}/rdap/bootstrap.json`,
-            DOH_RESOLVER_URLS: `${inject<string>("fixtureUrl")}/doh/default/dns-query`,
-            // Incident tools' endpoints: the providers' local receivers (test/fixtures/servers/providers.ts).
-            PAGERDUTY_EVENTS_URL: `${inject<string>("fixtureUrl")}/providers/pagerduty/v2/enqueue`,
-            PAGERDUTY_EU_EVENTS_URL: `${inject<string>("fixtureUrl")}/providers/pagerduty/eu/v2/enqueue`,
-            OPSGENIE_API_URL: `${inject<string>("fixtureUrl")}/providers/opsgenie`,
-            OPSGENIE_EU_API_URL: `${inject<string>("fixtureUrl")}/providers/opsgenie/eu`,
-            // An empty signed log list: cron runs never reach for the public CT logs.
-            CT_LOG_LIST_URL: inject<string>("ctLogListUrl"),
-            CT_LOG_LIST_PUBLIC_KEY: inject<string>("ctLogListKeyPem"),
+      cloudflareTest(({ inject: provided }) => {
+        // The hub's values by name: test/global-setup.ts provides whatever its counterparts return.
+        const inject = provided as unknown as <T>(key: string) => T;
+        return {
+          wrangler: { configPath: "./wrangler.toml" },
+          miniflare: {
+            bindings: {
+              TEST_MIGRATIONS: migrations,
+              // Tests move a request's clock with the X-Trust-Plane-Now header (src/platform/clock.ts).
+              ALLOW_CLOCK_OVERRIDE: "true",
+              // The tests stand in for Cloudflare's edge: each call sets CF-Connecting-IP
+              // (test/helpers.ts), as the edge would. A test checks it is ignored without this.
+              TRUST_CF_CONNECTING_IP: "true",
+              EGRESS_ALLOWLIST: egressAllowlist(inject),
+              REFUSING_PORT: String(inject<number>("refusingPort") ?? ""),
+              FIXTURE_URL: inject<string>("fixtureUrl"),
+              SMTP_SINK_PORT: String(inject<number>("smtpSinkPort") ?? ""),
+              // External services point at the local counterparts of the fixture hub.
+              RDAP_BOOTSTRAP_URL: `${inject<string>("fixtureUrl")}/rdap/bootstrap.json`,
+              DOH_RESOLVER_URLS: `${inject<string>("fixtureUrl")}/doh/default/dns-query`,
+              // Incident tools' endpoints: the providers' local receivers (test/fixtures/servers/providers.ts).
+              PAGERDUTY_EVENTS_URL: `${inject<string>("fixtureUrl")}/providers/pagerduty/v2/enqueue`,
+              PAGERDUTY_EU_EVENTS_URL: `${inject<string>("fixtureUrl")}/providers/pagerduty/eu/v2/enqueue`,
+              OPSGENIE_API_URL: `${inject<string>("fixtureUrl")}/providers/opsgenie`,
+              OPSGENIE_EU_API_URL: `${inject<string>("fixtureUrl")}/providers/opsgenie/eu`,
+              // An empty signed log list: cron runs never reach for the public CT logs.
+              CT_LOG_LIST_URL: inject<string>("ctLogListUrl"),
+              CT_LOG_LIST_PUBLIC_KEY: inject<string>("ctLogListKeyPem"),
+            },
           },
-        },
-      })),
+        };
+      }),
     ],
     test: {
       projects: [

@@ -34,7 +34,7 @@ import { loadConfig } from "../src/env";
 import { tenantDb } from "../src/platform/tenant";
 import { readAudit } from "../src/modules/reports/facts";
 import { scoreAudit } from "../src/modules/reports/scoring";
-import { assessCategories } from "../src/modules/reports/category-status";
+import { assessCategories, scoreHeadline } from "../src/modules/reports/category-status";
 import { REPORT_EVIDENCE_LIMIT, securityOverview } from "../src/modules/reports/service";
 import { renderReportPdf } from "../src/modules/reports/pdf/render";
 import { expectedCollectionWindowSeconds } from "../src/modules/reports/freshness";
@@ -314,10 +314,10 @@ try {
   }, Math.min(RUNS, 10));
 
   const o = overviewResult!.data;
-  console.log(`overview: score ${o.overall_score} (${o.grade}${o.provisional ? ", provisional" : ""}), categories ${JSON.stringify(o.category_scores)}`);
+  console.log(`overview: score ${scoreHeadline(o.overall_score, o.grade, o.category_status)}, categories ${JSON.stringify(o.category_scores)}`);
   console.log(`          status ${Object.entries(o.category_status).map(([k, v]) => `${k} ${v.status} ${v.collected}/${v.expected}`).join(", ")}`);
   const b = blindResult!.data;
-  console.log(`a day on: score ${b.overall_score} (${b.grade}${b.provisional ? ", provisional" : ""}), status ${Object.entries(b.category_status).map(([k, v]) => `${k} ${v.status} ${v.collected}/${v.expected}`).join(", ")}`);
+  console.log(`a day on: score ${scoreHeadline(b.overall_score, b.grade, b.category_status)}, status ${Object.entries(b.category_status).map(([k, v]) => `${k} ${v.status} ${v.collected}/${v.expected}`).join(", ")}`);
   console.log(`          findings ${o.findings.map((f) => `${f.id}×${f.evidence_total}`).join(", ")}`);
   console.log(`report:   ${document!.assets.length} assets in the appendix, ${document!.result.findings.length} findings; PDF ${(pdf.length / 1024).toFixed(0)} KiB\n`);
 

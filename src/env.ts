@@ -5,26 +5,21 @@
  * `.dev.vars` locally, or secrets when deployed. `loadConfig` turns the raw strings
  * into typed configuration once per request; modules read `Config`, never `env.X`.
  */
-import type { AlertStateRpc } from "./modules/alerting/alert-state-contract";
-import type { CtLogCursorRpc } from "./modules/ct-log/cursor-contract";
-import type { CursorData } from "./modules/ct-log/cursor/data";
 import type { OrgGateRpc } from "./platform/rate-limit/buckets";
-import type { QueuedMessage } from "./platform/queue";
 
+/**
+ * The Worker's D1 database and configuration variables. The other bindings are declared
+ * beside the contract that types them, by adding to this interface
+ * (`declare module "../../env" { interface Bindings { ... } }`): EVENTS_QUEUE in
+ * platform/queue.ts, ALERT_STATE in modules/alerting/alert-state-contract.ts,
+ * CT_LOG_CURSOR in modules/ct-log/cursor-contract.ts, CT_CURSOR_DATA in
+ * modules/ct-log/cursor/data.ts. So configuration imports no module and no file that
+ * imports it back (the dependency rules, .dependency-cruiser.cjs, check both).
+ */
 export interface Bindings {
   DB: D1Database;
-  // Durable Object namespaces, typed by their RPC contracts (the classes live in
-  // durable-objects/ and are bound by wrangler.toml).
+  /** One OrgGate Durable Object per organization and per rate-limit key (durable-objects/org-gate.ts, bound by wrangler.toml). */
   ORG_GATE: DurableObjectNamespace<OrgGateRpc>;
-  ALERT_STATE: DurableObjectNamespace<AlertStateRpc>;
-  CT_LOG_CURSOR: DurableObjectNamespace<CtLogCursorRpc>;
-  /** Work handed off hot paths (src/platform/queue.ts); this Worker consumes it too. */
-  EVENTS_QUEUE: Queue<QueuedMessage>;
-  /**
-   * Only in the ingest Worker (wrangler.ingest.toml): the API Worker's CtCursorData
-   * entrypoint, through which its log cursors reach D1 and the queue.
-   */
-  CT_CURSOR_DATA?: CursorData;
 
   SIGNUP_ENABLED?: string;
   PUBLIC_BASE_URL?: string;

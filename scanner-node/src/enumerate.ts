@@ -2,7 +2,7 @@
 // offer a bundle, remove what the server chose, repeat until it refuses. Bundles run in
 // parallel within the target's connection budget. Suites the local OpenSSL lacks (RC4, DES,
 // 3DES, NULL, EXPORT, anon) are found too, since only the server's choice matters.
-import { anatomyOf, IANA_CIPHER_SUITES, IANA_NAMED_GROUPS } from "../../src/modules/cert-watcher/frameworks";
+import { anatomyOf, IANA_CIPHER_SUITES, IANA_NAMED_GROUPS } from "@trust-plane/tls-frameworks";
 import type { ConnectionBudget } from "./budget";
 import { probe, type Endpoint, type FaultKind, type ProbeOutcome } from "./tls/probe";
 import { protocolName, VERSION, type ProtocolName, type ServerKeyExchange } from "./tls/wire";

@@ -4,7 +4,7 @@ import { isIP } from "node:net";
 import {
   cipherSuiteName, judgeTlsConfiguration, namedGroupName,
   type FrameworkVerdict, type WeakSuiteFinding,
-} from "../../src/modules/cert-watcher/frameworks";
+} from "@trust-plane/tls-frameworks";
 import { ConnectionBudget, type BudgetOptions } from "./budget";
 import type { ScanErrorClass, ScanResult } from "@trust-plane/scan-contract";
 import { analyseChain, systemAnchors } from "./certificate";

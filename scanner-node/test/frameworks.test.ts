@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import {
   cipherSuiteCode, evaluateFrameworks, judgeTlsConfiguration, legacySuitesOf, MOZILLA_GUIDELINES, securityStandards, type ObservedConfiguration,
-} from "../../src/modules/cert-watcher/frameworks";
+} from "@trust-plane/tls-frameworks";
 
 const code = (n: string) => { const c = cipherSuiteCode(n); if (c === undefined) throw new Error(n); return c; };
 const rsaCert = { keyAlgorithm: "RSA", keyBits: 2048, signatureAlgorithm: "sha256WithRSAEncryption", notBefore: "2026-01-01T00:00:00Z", notAfter: "2026-12-01T00:00:00Z", trusted: true };

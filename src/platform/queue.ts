@@ -16,6 +16,13 @@ export interface QueuedMessage {
   type: string;
 }
 
+declare module "../env" {
+  interface Bindings {
+    /** Work handed off hot paths; this Worker consumes it too (wrangler.toml). */
+    EVENTS_QUEUE: Queue<QueuedMessage>;
+  }
+}
+
 export interface QueueContext {
   env: Bindings;
   db: Db;

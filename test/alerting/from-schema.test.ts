@@ -1,7 +1,7 @@
-/** One zod declaration per event gives the CEL variable schema (variables/from-schema.ts). */
+/** One zod declaration per event gives the CEL variable schema (src/platform/event-variables.ts). */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { variablesOf } from "../../src/modules/alerting/cel/variables/from-schema";
+import { variablesOf } from "../../src/platform/event-variables";
 import { rdapVariables } from "../../src/modules/rdap/events";
 
 describe("variablesOf", () => {

@@ -293,6 +293,7 @@ describe("organization policy", () => {
     expect((await call("GET", "/api/lists", { token: memberToken.token })).status).toBe(200);
     // A new sign-in of the member is restricted the same way.
     const again = await login(member.email, PASSWORD, { "cf-connecting-ip": uniqueIp() });
+    expect(again.body.mfa_enrollment_required).toBe(true);
     expectErrorShape(await call("GET", "/api/rdap/domains", { token: again.body.token }), 403, "mfa_enrollment_required");
     // Enrolling frees the session that did it (and ends the other).
     await enrollTotp(member.session, t);

@@ -1,7 +1,7 @@
 // Pure modules: root_ca validation, input normalization, indicators, scan-result analysis.
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { IANA_CIPHER_SUITES, legacySuitesOf, TLS_VERSIONS } from "../../src/modules/cert-watcher/frameworks";
+import { IANA_CIPHER_SUITES, legacySuitesOf, TLS_VERSIONS } from "@trust-plane/tls-frameworks";
 import { monitorIndicators, validityStatus } from "../../src/modules/cert-watcher/indicators";
 import { normalizeHostname, normalizeIp, resolveStartTls } from "../../src/modules/cert-watcher/names";
 import { RootCaError, validateRootCaPem } from "../../src/modules/cert-watcher/root-ca";

@@ -7,7 +7,7 @@
 // domain a lookalike asset (source ct); no real name is one.
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
-import { call, signup } from "../helpers";
+import { call, pollUntil, signup } from "../helpers";
 import { candidateName, detectLookalike, namesBrandKeyword, corroborate, prepareProtected, protectedDomainOf, type LookalikeMatch } from "../../src/modules/ct-log/typosquat/detect";
 import { certificate } from "./certificates";
 import { createLog, dohZone, logKey, navigliEntries, postJson, publishLogList, runCron, uid, waitForPosition } from "./ingest-helpers";
@@ -119,6 +119,35 @@ describe("lookalikes through the CT path", () => {
     const detail = await call("GET", `/api/ct-log/lookalikes/${ibn.id}`, { token: org.session });
     expect(detail.body.certificates.map((c: any) => c.certificate_name)).toEqual(["ibn.com"]);
     expect(detail.body.timeline.map((e: any) => e.kind)).toEqual(["detected", "certificate"]);
+
+    // A dismissed lookalike never alerts again: a new certificate naming it raises no event
+    // (it is still listed among its certificates); a new lookalike in the same batch does.
+    // (Once the first batch's events went to the alert rules: the queue delivers them after the cursor moved.)
+    const emitted = await pollUntil(async () => {
+      const r = await (env as any).DB.prepare("SELECT count(*) AS n FROM ct_typosquat_matches WHERE organization_id = ? AND event_emitted_at IS NULL").bind(org.organizationId).first();
+      return r.n === 0;
+    }, 30_000, 100);
+    expect(emitted).toBe(true);
+    const rule = await call("POST", "/api/ct-log/alert-rules", {
+      token: org.session,
+      body: { name: "these lookalikes", expression: 'typosquat.candidate_domain in ["ibn.com", "ibm-secure.com"]', severity: "high", throttle_seconds: 0 },
+    });
+    expect(rule.status, JSON.stringify(rule.body)).toBe(201);
+    const dismissed = await call("POST", `/api/ct-log/lookalikes/${ibn.id}/dismiss`, { token: org.session, body: { reason: "A partner's domain" } });
+    expect(dismissed.status).toBe(200);
+    const later = await Promise.all([certificate(["ibn.com", "www.ibn.com"]), certificate(["ibm-secure.com"])]);
+    await postJson(`/ctlog/${log}/__control/entries`, { certificates: later.map((c) => c.b64) });
+    await runCron(config);
+    await waitForPosition(key.log_id_b64, groups.length + 2);
+    const fired = await pollUntil(async () => {
+      const r = await call("GET", "/api/ct-log/alert-history?limit=100", { token: org.session });
+      return r.status === 200 && r.body.total >= 1 ? r.body.alerts : null;
+    }, 20_000, 100);
+    expect(fired.map((a: any) => a.event_summary)).toEqual([expect.stringContaining("ibm-secure.com")]);
+    expect(JSON.stringify(fired)).not.toContain(later[0].sha256);
+    const after = await call("GET", `/api/ct-log/lookalikes/${ibn.id}`, { token: org.session });
+    expect(after.body).toMatchObject({ state: "dismissed" });
+    expect(after.body.certificates.map((c: any) => c.sha256)).toContain(later[0].sha256);
     console.log(`${sampled.length} dnstwist permutations and ${real.length} real names in ${groups.length} certificates: ${expected.size} lookalike matches, ${low.length} of them low-confidence`);
   }, 120_000);
 });

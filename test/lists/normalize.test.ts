@@ -3,8 +3,8 @@ import fc from "fast-check";
 import ipaddr from "ipaddr.js";
 import { env } from "cloudflare:workers";
 import { normalizeEntries, normalizeListEntry, validateListName } from "../../src/modules/lists/normalize";
-import { parseIpAddress, parseIpv4Fast } from "../../src/modules/lists/ip";
-import { domainLookupKey } from "../../src/modules/lists/domain";
+import { parseIpAddress, parseIpv4Fast } from "../../src/platform/net/ip";
+import { domainLookupKey } from "../../src/platform/net/domain";
 
 const ok = (value: string) => ({ ok: true, value });
 

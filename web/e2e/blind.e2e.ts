@@ -78,7 +78,7 @@ describe("the overview of a blind organization", () => {
       expect(text, key).toMatch(/not assessed/i);
       expect(await row.locator(".hbar").count(), `${key} has no bar`).toBe(0);
     }
-    expect(await page.getByTestId("category-rdap").innerText()).toMatch(new RegExp(`0 of 1 domain looked up since .+: HTTP error for 1 domain \\(RDAP lookup of ${rdapDomain.replace(/\./g, "\\.")}`));
+    expect(await page.getByTestId("category-rdap").innerText()).toMatch(new RegExp(`0 of 1 domain looked up since .+: HTTP error for 1 domain since .+ UTC \\(RDAP lookup of ${rdapDomain.replace(/\./g, "\\.")}: HTTP 503 from http`));
     expect(await page.getByTestId("category-dns").innerText()).toMatch(/0 of 1 domain resolved since/);
     expect(await page.getByTestId("category-ct").innerText()).toMatch(/0 of 2 CT logs read since/);
     expect(await page.getByTestId("category-certificates").getAttribute("data-status")).toBe("no_assets");
@@ -122,7 +122,7 @@ describe("the overview of a blind organization", () => {
     // were collected a moment ago; the RDAP registry has never answered, so still no grade.
     expect(all).toMatch(/Not graded: RDAP not assessed /);
     expect(all).toContain("NOT GRADED");
-    expect(all).toMatch(new RegExp(`RDAP Not assessed 0 of 1 domain looked up since .+: HTTP error for 1 domain \\(RDAP lookup of ${rdapDomain.replace(/\./g, "\\.")}: HTTP 503\\)`));
+    expect(all).toMatch(new RegExp(`RDAP Not assessed 0 of 1 domain looked up since .+: HTTP error for 1 domain since .+ UTC \\(RDAP lookup of ${rdapDomain.replace(/\./g, "\\.")}: HTTP 503 from http`));
     // Rendered at 60 dpi beside the screenshots, to be looked at.
     execFileSync("pdftoppm", ["-png", "-r", "60", pdf, join(dir, "blind-preview")]);
     // Not stored: the list of reports is unchanged.

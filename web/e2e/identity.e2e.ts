@@ -128,7 +128,10 @@ async function enrollTotpOnEnrollmentPage(page: Page) {
   await page.getByLabel("Code from the app").fill(new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) }).generate());
   await page.getByRole("button", { name: "Turn on" }).click();
   await expect.poll(() => page.getByTestId("recovery-codes").locator("li").count()).toBe(10);
+  // The codes stay until saved, although the restriction is already lifted (the view ends then).
+  expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Set up a second factor");
   await page.getByRole("button", { name: "I have saved them" }).click();
+  await expect.poll(() => page.locator("header.top").count()).toBe(1);
 }
 
 describe("single sign-on", () => {

@@ -105,7 +105,7 @@ function scanResult(name: string, daysLeft?: number) {
 }
 
 /** A self-signed certificate for `names` (a lookalike seen in a CT log), made by openssl. */
-function certificateFor(names: string[]): string {
+export function certificateFor(names: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), "tp-cert-"));
   try {
     // prettier-ignore

@@ -20,6 +20,8 @@ import { setUtcTimes, useUtcTimes } from "./ui/time";
 const CtPage = lazy(() => import("./pages/ct"), "CtPage");
 const CtMatchPage = lazy(() => import("./pages/ct"), "CtMatchPage");
 const TyposquatMatchPage = lazy(() => import("./pages/ct"), "TyposquatMatchPage");
+const LookalikesPage = lazy(() => import("./pages/lookalikes"), "LookalikesPage");
+const LookalikePage = lazy(() => import("./pages/lookalikes"), "LookalikePage");
 const DnsPage = lazy(() => import("./pages/dns"), "DnsPage");
 const DnsDomainPage = lazy(() => import("./pages/dns"), "DnsDomainPage");
 const RdapPage = lazy(() => import("./pages/rdap"), "RdapPage");
@@ -45,6 +47,7 @@ interface NavItem {
 const NAV: NavItem[] = [
   { href: "/", label: "Overview", visible: () => true },
   { href: "/ct", label: "Certificate Transparency", visible: (s) => s.can("ct-log:view_monitoring") },
+  { href: "/lookalikes", label: "Lookalike domains", visible: (s) => s.can("ct-log:view_monitoring") },
   { href: "/dns", label: "DNS", visible: (s) => s.can("dns-watcher:view_monitoring") },
   { href: "/rdap", label: "RDAP", visible: (s) => s.can("rdap:view_monitoring") },
   { href: "/certificates", label: "Certificates", visible: (s) => s.can("cert-watcher:view_monitoring") },
@@ -68,6 +71,8 @@ function Route({ path }: { path: string }): ComponentChildren {
   if (path === "/ct") return <CtPage />;
   if ((m = match("/ct/matches/:sha256", path))) return <CtMatchPage sha256={m.sha256} />;
   if ((m = match("/ct/typosquatting/:sha256", path))) return <TyposquatMatchPage sha256={m.sha256} />;
+  if (path === "/lookalikes") return <LookalikesPage />;
+  if ((m = match("/lookalikes/:id", path))) return <LookalikePage id={m.id} />;
   if (path === "/dns") return <DnsPage />;
   if ((m = match("/dns/:id", path))) return <DnsDomainPage id={m.id} />;
   if (path === "/rdap") return <RdapPage />;

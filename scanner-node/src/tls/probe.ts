@@ -1,7 +1,7 @@
 // One probe = one TCP connection: optional STARTTLS, one ClientHello, and the server's answer
 // read up to what the caller needs. The outcome says accepted / rejected / unknown; a timeout
 // is never "rejected" (a slow or rate-limiting server must not shrink the findings).
-import { anatomyOf } from "../../../src/modules/cert-watcher/frameworks";
+import { anatomyOf } from "@trust-plane/tls-frameworks";
 import { Connection, ConnectError, ConnectionClosed, ProbeTimeout } from "./connection";
 import { negotiateStartTls, StartTlsError, type StartTlsProtocol } from "./starttls";
 import { ephemeralKeys, ServerHandshakeDecrypter, TLS13_DECRYPTABLE } from "./tls13-keys";

@@ -5,9 +5,9 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
+import { MONITORING_MODULES } from "../../platform/permissions";
 import { id, organizationId, createdAt, updatedAt } from "./columns";
 
-const MODULES = ["ct-log", "dns-watcher", "rdap", "cert-watcher"] as const;
 const SEVERITIES = ["info", "low", "medium", "high", "critical"] as const;
 export const ALERT_STATUSES = ["fired", "suppressed"] as const;
 /** An alert sent is open until someone acknowledges or resolves it, or its condition ends by itself. */
@@ -22,7 +22,7 @@ export const alertTemplates = sqliteTable(
   {
     id: id(),
     organizationId: organizationId(),
-    module: text("module", { enum: MODULES }).notNull(),
+    module: text("module", { enum: MONITORING_MODULES }).notNull(),
     name: text("name").notNull(),
     subject: text("subject").notNull(),
     body: text("body").notNull(),
@@ -37,7 +37,7 @@ export const alertRules = sqliteTable(
   {
     id: id(),
     organizationId: organizationId(),
-    module: text("module", { enum: MODULES }).notNull(),
+    module: text("module", { enum: MONITORING_MODULES }).notNull(),
     name: text("name").notNull(),
     expression: text("expression").notNull(),
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
@@ -90,7 +90,7 @@ export const alertHistory = sqliteTable(
   {
     id: id(),
     organizationId: organizationId(),
-    module: text("module", { enum: MODULES }).notNull(),
+    module: text("module", { enum: MONITORING_MODULES }).notNull(),
     ruleId: integer("rule_id"),
     ruleName: text("rule_name").notNull(),
     severity: text("severity").notNull(),

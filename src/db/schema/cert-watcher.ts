@@ -17,8 +17,7 @@ import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { ScanResult } from "@trust-plane/scan-contract";
 import { STARTTLS_PROTOCOLS } from "@trust-plane/scan-contract/vocabulary";
-import type { FrameworkVerdict, WeakSuiteFinding } from "../../modules/cert-watcher/frameworks";
-import { CIPHER_STATUSES, PROTOCOL_STATUSES, VALIDATION_STATUSES } from "../../modules/cert-watcher/indicators";
+import { CIPHER_STATUSES, PROTOCOL_STATUSES, VALIDATION_STATUSES, type FrameworkVerdict, type WeakSuiteFinding } from "@trust-plane/tls-frameworks";
 import { users } from "./platform";
 import { collectionColumns, id, organizationId, createdAt, updatedAt } from "./columns";
 

@@ -1,9 +1,11 @@
-/** Rule lists (docs/modules/lists.md): named IP/CIDR or domain lists used by CEL rules. */
+/** Rule lists (docs/modules/lists.md): named IP/CIDR, domain or SPKI-hash lists used by CEL rules. */
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
-import { LIST_TYPES } from "../../modules/lists/normalize";
 import { id, organizationId, createdAt, updatedAt } from "./columns";
 
+/** What a list holds; the API schema, the normalization and the CEL list data derive from this. */
+export const LIST_TYPES = ["ip", "domain", "spki"] as const;
+export type ListType = (typeof LIST_TYPES)[number];
 
 export const ruleLists = sqliteTable(
   "rule_lists",

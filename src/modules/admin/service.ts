@@ -15,8 +15,7 @@ import { ASSIGNABLE_ROLES, findRole, type Permission } from "../../platform/perm
 import { TIER_LIMITS, usageOf, type Tier } from "../../platform/quotas";
 import { generateSecret, hashSecret } from "../../platform/secrets";
 import type { Tenant } from "../../platform/tenant";
-import { usersWithFactor } from "../auth/mfa/factors";
-import { displayedRoles, normalizeEmail } from "../auth/service";
+import { displayedRoles, normalizeEmail, usersWithFactor } from "../auth/contract";
 import { hasPassword } from "../../platform/passwords";
 
 export const INVITATION_DAYS = 7;

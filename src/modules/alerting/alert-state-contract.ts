@@ -62,3 +62,10 @@ export interface AlertStateRpc extends Rpc.DurableObjectBranded {
   preview(module: ModuleName, rule: { id: number; throttleSeconds: number }, event: Record<string, unknown>, nowMs?: number): Promise<SuppressionPreview>;
   deliverNow(organizationId: number, nowMs?: number): Promise<DeliveryRunResult>;
 }
+
+declare module "../../env" {
+  interface Bindings {
+    /** One AlertState Durable Object per organization (durable-objects/alert-state.ts). */
+    ALERT_STATE: DurableObjectNamespace<AlertStateRpc>;
+  }
+}

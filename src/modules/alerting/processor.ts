@@ -28,7 +28,7 @@
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { alertDeliveries, alertHistory, alertRules, alertTemplates, type SUPPRESSED_REASONS } from "../../db/schema";
-import { loadListsForRules } from "../lists/service";
+import { loadListsForRules } from "../lists/contract";
 import { tenantDb } from "../../platform/tenant";
 import type { BatchProcessResult, ProcessResult, SuppressionPreview } from "./alert-state-contract";
 import { compileRule, evaluate, prepareEvent, type CompiledRule } from "./cel/engine";

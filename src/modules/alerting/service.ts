@@ -9,7 +9,7 @@ import { alertDeliveries, alertHistory, alertRuleLists, alertRules, alertTemplat
 import { badRequest, conflict, notFound, type ErrorDetail } from "../../platform/errors";
 import { readPage } from "../../platform/paging";
 import type { Tenant } from "../../platform/tenant";
-import { listNames, loadListsForRules } from "../lists/service";
+import { listNames, loadListsForRules } from "../lists/contract";
 import { compileRule, evaluate, type CelError } from "./cel/engine";
 import { compileListData } from "./cel/list-data";
 import { validateTemplate } from "./cel/template";

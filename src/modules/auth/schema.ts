@@ -13,6 +13,10 @@ export const SessionResponse = z
   .object({
     token: z.string().optional().openapi({ description: "The `tps_` session bearer; absent when it was set as the console's cookie (`X-TrustPlane-Console: 1`)" }),
     expires_at: z.string(),
+    mfa_enrollment_required: z
+      .boolean()
+      .optional()
+      .openapi({ description: "Present and true when the organization requires a second factor and this user has none: the session may only enroll one (403 `mfa_enrollment_required` elsewhere)" }),
   })
   .openapi("Session");
 export const SignupResponse = SessionResponse.extend({

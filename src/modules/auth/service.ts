@@ -113,7 +113,8 @@ export async function login(ctx: SignInContext, input: { email: string; password
       db,
       sessionRow({ organizationId: user.organizationId, userId: user.id, session, client: clientOf(ctx), method: "password", now, mfaEnrollmentRequired: !!org?.requireMfa }),
     ).run();
-    return { value: { kind: "session" as const, user, method: "password" as const, session: { token: session.token, expires_at: session.expiresAt } }, outcome: "succeeded" };
+    const restricted = org?.requireMfa ? { mfa_enrollment_required: true } : {};
+    return { value: { kind: "session" as const, user, method: "password" as const, session: { token: session.token, expires_at: session.expiresAt, ...restricted } }, outcome: "succeeded" };
   });
 }
 
@@ -124,7 +125,7 @@ export async function startSession(ctx: SignInContext, user: User, method: SignI
   const mfaEnrollmentRequired = method !== "sso" && !!org?.requireMfa && !hasFactor(await factorsOf(ctx.db, user.id));
   const session = await newSession(ctx.now);
   await insertSession(ctx.db, sessionRow({ organizationId: user.organizationId, userId: user.id, session, client: clientOf(ctx), method, now: ctx.now, mfaEnrollmentRequired })).run();
-  return { token: session.token, expires_at: session.expiresAt };
+  return { token: session.token, expires_at: session.expiresAt, ...(mfaEnrollmentRequired ? { mfa_enrollment_required: true } : {}) };
 }
 
 /** Changes the caller's password (the current one proves it is them) and ends their other sessions. */

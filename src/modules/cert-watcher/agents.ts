@@ -21,7 +21,7 @@ import type { AgentPrincipal } from "../../platform/context";
 import { ApiError, notFound, unauthorized } from "../../platform/errors";
 import { generateSecret, hashSecret, parseSecret, TOKEN_PREFIX_LENGTH } from "../../platform/secrets";
 import type { Tenant } from "../../platform/tenant";
-import { emitEvent } from "../alerting/emit";
+import { emitEvent } from "../alerting/contract";
 import { logUnexpected, type AttemptOutcome } from "../../platform/collection";
 import { answeredAttempt, emitCollectionEvents, recordColumns, recordUnansweredJobs, scanFailure, scanTargetName, sniOf, targetRecord, transitionOf } from "./collection";
 import { tellScanAccepted } from "./deployment-contract";

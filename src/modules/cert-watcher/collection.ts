@@ -37,7 +37,7 @@ import {
 import type { CollectionView } from "../../platform/collection/schema";
 import { logUnexpected } from "../../platform/collection/log";
 import type { Bindings } from "../../env";
-import { emitEvent } from "../alerting/emit";
+import { emitEvent } from "../alerting/contract";
 import { buildCertCollectionEvent } from "./events";
 
 /** Every class an agent may report is a collection class. */

@@ -11,8 +11,7 @@
 import { z } from "zod";
 import { CONNECTION_METHODS, LeafCertificate, ScanResult } from "@trust-plane/scan-contract";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
-import { variablesOf } from "../alerting/cel/variables/from-schema";
-import type { SuggestedRule } from "../alerting/cel/variables/types";
+import { variablesOf, type SuggestedRule } from "../../platform/event-variables";
 import { CT_STATUSES } from "./ct-status";
 
 const result = ScanResult.shape;

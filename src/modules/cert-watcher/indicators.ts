@@ -22,17 +22,22 @@
  *
  * Pure: no database, no Workers APIs.
  */
-import { frameworkDefinitions, REFERENCE_PROFILE, TLS_VERSIONS, type JudgedCipherStatus, type JudgedProtocolStatus } from "./frameworks";
+import {
+  CIPHER_STATUSES,
+  frameworkDefinitions,
+  PROTOCOL_STATUSES,
+  REFERENCE_PROFILE,
+  TLS_VERSIONS,
+  VALIDATION_STATUSES,
+  type CipherStatus,
+  type ProtocolStatus,
+  type ValidationStatus,
+} from "@trust-plane/tls-frameworks";
 
+// The stored statuses' closed sets live with the judgement (packages/tls-frameworks/src/statuses.ts):
+// the cert_scans table declares its columns from them. Validity is judged at read time, never stored.
 export const VALIDITY_STATUSES = ["expired", "not_yet_valid", "expiring_soon", "valid", "unknown"] as const;
-export const PROTOCOL_STATUSES = ["legacy", "modern", "unknown"] as const satisfies readonly JudgedProtocolStatus[];
-export const CIPHER_STATUSES = ["weak", "legacy", "strong", "unknown"] as const satisfies readonly JudgedCipherStatus[];
-export const VALIDATION_STATUSES = ["self_signed", "untrusted", "hostname_mismatch", "trusted", "unknown"] as const;
-
 export type ValidityStatus = (typeof VALIDITY_STATUSES)[number];
-export type ProtocolStatus = (typeof PROTOCOL_STATUSES)[number];
-export type CipherStatus = (typeof CIPHER_STATUSES)[number];
-export type ValidationStatus = (typeof VALIDATION_STATUSES)[number];
 
 /** A certificate expiring within this many days is `expiring_soon`. */
 export const EXPIRING_SOON_DAYS = 30;

@@ -4,7 +4,7 @@
  * string, never an exception.
  */
 import { STARTTLS_BY_PORT, type StartTlsProtocol } from "@trust-plane/scan-contract/vocabulary";
-import { formatAddress, parseIpAddress } from "../lists/ip";
+import { formatAddress, parseIpAddress } from "../../platform/net/ip";
 
 const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
 

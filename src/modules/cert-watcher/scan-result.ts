@@ -13,8 +13,17 @@
  * Pure: no database, no Workers APIs.
  */
 import type { LeafCertificate, ScanResult } from "@trust-plane/scan-contract";
-import { cipherSuiteCode, judgeTlsConfiguration, type FrameworkVerdict, type ObservedConfiguration, type WeakSuiteFinding } from "./frameworks";
-import { daysLeft, validationStatus, type CipherStatus, type ProtocolStatus, type ValidationStatus } from "./indicators";
+import {
+  cipherSuiteCode,
+  judgeTlsConfiguration,
+  type CipherStatus,
+  type FrameworkVerdict,
+  type ObservedConfiguration,
+  type ProtocolStatus,
+  type ValidationStatus,
+  type WeakSuiteFinding,
+} from "@trust-plane/tls-frameworks";
+import { daysLeft, validationStatus } from "./indicators";
 import { buildCertScanEvent, type CertScanEvent, type ScanSubject } from "./events";
 
 export interface ScanAnalysis {

@@ -3,7 +3,8 @@ import { z } from "@hono/zod-openapi";
 import * as contract from "@trust-plane/scan-contract";
 import { STARTTLS_PROTOCOLS } from "@trust-plane/scan-contract";
 import { limitOffsetQuery, pageQuery, pathId } from "../../platform/paging";
-import { CIPHER_STATUSES, PROTOCOL_STATUSES, VALIDATION_STATUSES, VALIDITY_STATUSES } from "./indicators";
+import { CIPHER_STATUSES, PROTOCOL_STATUSES, VALIDATION_STATUSES } from "@trust-plane/tls-frameworks";
+import { VALIDITY_STATUSES } from "./indicators";
 import { safeMultilineText, safeText } from "../../platform/text";
 import { CollectionSchema } from "../../platform/collection/schema";
 

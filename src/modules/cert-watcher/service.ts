@@ -14,7 +14,7 @@ import { badRequest, conflict, notFound, quotaExceeded, type ErrorDetail } from 
 import { direction, limitOffsetBody, pageOffset, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
-import { legacySuitesOf, securityStandards as frameworkStandards } from "./frameworks";
+import { legacySuitesOf, securityStandards as frameworkStandards } from "@trust-plane/tls-frameworks";
 import { daysLeft, monitorIndicators, validityStatus, type Indicators } from "./indicators";
 import { normalizeHostname, normalizeIp, resolveStartTls, type StartTlsSetting } from "./names";
 import { RootCaError, validateRootCaPem } from "./root-ca";

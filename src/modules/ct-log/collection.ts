@@ -43,7 +43,7 @@ import {
   type CollectionRecord,
 } from "../../platform/collection";
 import type { CollectionView } from "../../platform/collection/schema";
-import { emitEvent, organizationsWithRules } from "../alerting/emit";
+import { emitEvent, organizationsWithRules } from "../alerting/contract";
 import { buildCtLogCollectionEvent } from "./events";
 import type { LogRef } from "./ingest";
 import { LogHttpError } from "./log-client/types";

@@ -66,3 +66,10 @@ export interface CtLogCursorRpc extends Rpc.DurableObjectBranded {
   poke(log: CtLogDescriptor, options: CursorOptions, nowMs?: number): Promise<CursorStatus>;
   status(): Promise<CursorStatus>;
 }
+
+declare module "../../env" {
+  interface Bindings {
+    /** One CtLogCursor Durable Object per CT log (durable-objects/ct-log-cursor.ts). */
+    CT_LOG_CURSOR: DurableObjectNamespace<CtLogCursorRpc>;
+  }
+}

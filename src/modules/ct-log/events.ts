@@ -35,8 +35,7 @@
  */
 import { z } from "zod";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
-import { variablesOf } from "../alerting/cel/variables/from-schema";
-import type { SuggestedRule } from "../alerting/cel/variables/types";
+import { variablesOf, type SuggestedRule } from "../../platform/event-variables";
 import { AUTHORIZATION_VERDICTS } from "./authorization";
 import { HOSTNAME_STATES } from "./lifecycle-vocabulary";
 import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";

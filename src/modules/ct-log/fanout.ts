@@ -16,7 +16,7 @@
  * published again after a cursor restart, finds nothing left to emit, and an event
  * evaluated but not marked (a crash in between) is recognised by its id.
  */
-import { emitEvents, organizationsWithRules } from "../alerting/emit";
+import { emitEvents, organizationsWithRules } from "../alerting/contract";
 import type { Db } from "../../db/client";
 import { groupsUnderBudget } from "../../platform/groups";
 import type { QueueContext } from "../../platform/queue";

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { CollectionErrorSchema, CollectionSchema } from "../../platform/collection/schema";
 import { pageQuery, pathId, sortOrder } from "../../platform/paging";
 import { safeMultilineText } from "../../platform/text";
-import { normalizeSpkiHash } from "../lists/normalize";
+import { normalizeSpkiHash } from "../lists/contract";
 import { AUTHORIZATION_VERDICTS } from "./authorization";
 import { CaaEvaluationSchema, CtEventCertSchema } from "./events";
 import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";

@@ -29,8 +29,8 @@ import { ApiError, badRequest, forbidden, notFound } from "../../platform/errors
 import { direction, pageOffset, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
-import { createMonitor } from "../cert-watcher/service";
-import { watchProposedName } from "../dns-watcher/service";
+import { createMonitor } from "../cert-watcher/contract";
+import { watchProposedName } from "../dns-watcher/contract";
 import { bumpFilterGeneration } from "./filter-source";
 import { parseFilterPattern } from "./filters/pattern";
 import { logCollection, logRecord } from "./collection";

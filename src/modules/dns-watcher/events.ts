@@ -17,7 +17,7 @@
 import { z } from "zod";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { COLLECTION_ERROR_CLASSES, type CollectionError } from "../../platform/collection/vocabulary";
-import { variablesOf } from "../alerting/cel/variables/from-schema";
+import { variablesOf } from "../../platform/event-variables";
 import { dmarcVerdict, NO_DMARC, type DmarcRecord, type DmarcRegression } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
 

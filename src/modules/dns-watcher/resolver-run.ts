@@ -31,7 +31,7 @@ import type { Db } from "../../db/client";
 import type { Bindings } from "../../env";
 import { logSourceFailure, logUnexpected } from "../../platform/collection";
 import { createDohClient } from "../../platform/dns/doh";
-import { emitEvent } from "../alerting/emit";
+import { emitEvent } from "../alerting/contract";
 import { assessDomain, DomainNotResolved, type DomainAssessment } from "./assessment";
 import { selectDueDomains } from "./due-domains";
 import type { DnsWatcherEvent } from "./events";

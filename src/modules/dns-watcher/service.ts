@@ -13,7 +13,7 @@ import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { collectionView } from "../../platform/collection";
 import type { WatchedRecordType } from "../../platform/dns/presentation";
-import { normalizeDomain } from "../lists/domain";
+import { normalizeDomain } from "../../platform/net/domain";
 import { NO_DMARC, type DmarcRecord } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
 import type { DOMAIN_SORT } from "./schema";

@@ -16,7 +16,7 @@
  */
 import type { Bindings } from "../../env";
 import type { Db } from "../../db/client";
-import { emitEvents, organizationsWithRules } from "../alerting/emit";
+import { emitEvents, organizationsWithRules } from "../alerting/contract";
 import { buildNotInCtEvent, type CertScanEvent } from "../cert-watcher/events";
 import type { AcceptedScan, DeploymentObserver } from "../cert-watcher/deployment-contract";
 import type { CtStatus } from "../cert-watcher/ct-status";

@@ -3,11 +3,9 @@
  * Pure: the service calls these before any database write, so a batch that fails here
  * changes nothing.
  */
-import { normalizeDomain } from "./domain";
-import { parseIpEntry } from "./ip";
-
-export const LIST_TYPES = ["ip", "domain", "spki"] as const;
-export type ListType = (typeof LIST_TYPES)[number];
+import type { ListType } from "../../db/schema";
+import { normalizeDomain } from "../../platform/net/domain";
+import { parseIpEntry } from "../../platform/net/ip";
 
 export type EntryResult = { ok: true; value: string } | { ok: false; message: string };
 

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { tenantOf, type AppContext, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
-import { notifyAlertState } from "../alerting/emit";
+import { notifyAlertState } from "../alerting/contract";
 import * as s from "./schema";
 import * as lists from "./service";
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { LIST_TYPES } from "../../db/schema";
 import { pathId } from "../../platform/paging";
 import { safeMultilineText } from "../../platform/text";
-import { LIST_TYPES } from "./normalize";
 
 const entries = z.array(z.string().max(300)).max(1000);
 

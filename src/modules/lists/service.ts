@@ -14,7 +14,8 @@ import { alertRuleLists, alertRules, ruleListEntries, ruleLists } from "../../db
 import { badRequest, conflict, notFound, quotaExceeded, type ErrorDetail } from "../../platform/errors";
 import { registerUsageCounter, TIER_LIMITS, type Tier } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
-import { normalizeEntries, validateListName, type ListType } from "./normalize";
+import type { ListType } from "../../db/schema";
+import { normalizeEntries, validateListName } from "./normalize";
 
 registerUsageCounter("rule_lists", (db, organizationId) => tenantDb(db, organizationId).count(ruleLists));
 

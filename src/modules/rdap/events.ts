@@ -15,7 +15,7 @@
  */
 import { z } from "zod";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
-import { variablesOf } from "../alerting/cel/variables/from-schema";
+import { variablesOf } from "../../platform/event-variables";
 import type { JsonValue } from "./rdap-json";
 
 const rdapAnswer = (what: string) => z.record(z.string(), z.unknown()).describe(what);

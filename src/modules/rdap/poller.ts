@@ -37,7 +37,7 @@ import type { Db } from "../../db/client";
 import type { Bindings } from "../../env";
 import { eq } from "drizzle-orm";
 import { rdapSnapshots, type RdapCheckStatus } from "../../db/schema/rdap";
-import { emitEvent } from "../alerting/emit";
+import { emitEvent } from "../alerting/contract";
 import { findRdapServers, type BootstrapSource } from "./bootstrap";
 import { loadBootstrap } from "./bootstrap-store";
 import { fetchDomain, type RdapFetchResult } from "./client";

@@ -12,7 +12,7 @@ import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { collectionView } from "../../platform/collection";
-import { normalizeDomain } from "../lists/domain";
+import { normalizeDomain } from "../../platform/net/domain";
 import { diffSnapshots } from "./diff";
 import { monitorCollection } from "./collection";
 import type { CHANGE_SORT, MONITOR_SORT } from "./schema";

@@ -79,9 +79,13 @@ export function SecurityTab() {
   const s = useSession();
   const status = useResource(() => get<MfaStatus>("/api/auth/mfa"), []);
   const [codes, setCodes] = useState<string[] | null>(null);
+  const enrolling = s.me.mfa_enrollment_required;
   const changed = async (newCodes?: string[] | null) => {
-    if (newCodes) setCodes(newCodes);
     status.reload();
+    if (newCodes) setCodes(newCodes);
+    // In the enrollment-only view, the session reloads once the codes are saved: reloading it
+    // now ends that view (the first factor lifts the restriction) and the codes with it.
+    if (newCodes && enrolling) return;
     await s.reload();
   };
   return (
@@ -91,7 +95,7 @@ export function SecurityTab() {
           {s.me.organization.name} requires a second factor. Set up an authenticator app or a passkey below; until then nothing else is available.
         </Notice>
       )}
-      {codes && <RecoveryCodes codes={codes} onDone={() => setCodes(null)} />}
+      {codes && <RecoveryCodes codes={codes} onDone={() => (setCodes(null), enrolling ? void s.reload() : undefined)} />}
       <ErrorBox error={status.error} />
       {status.data && (
         <>

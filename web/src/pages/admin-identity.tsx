@@ -10,7 +10,7 @@ import { CheckField, Form, SelectField, TextArea, TextField, useForm } from "../
 import { useResource } from "../ui/resource";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, ErrorBox, KeyValues, Notice, Section } from "../ui/widgets";
-import { RolePicker, type RoleRef, type RolesCatalog } from "./admin";
+import { RolePicker, type RoleRef, type RolesCatalog } from "./role-picker";
 
 interface SecurityPolicy {
   require_mfa: boolean;

@@ -14,11 +14,7 @@ import { DataTable, localPage } from "../ui/table";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, Chips, Dialog, ErrorBox, KeyValues, Notice, PageHeader, SecretOnce, Section, TabPanel, Tabs } from "../ui/widgets";
 import { SecurityPolicyTab, SsoTab } from "./admin-identity";
-
-export interface RoleRef {
-  module_name: string;
-  role_name: string;
-}
+import { RolePicker, type RoleRef, type RolesCatalog } from "./role-picker";
 
 interface User {
   id: number;
@@ -30,10 +26,6 @@ interface User {
   permissions: { module: string; role: string }[];
   mfa_enabled: boolean;
   sso_only: boolean;
-}
-
-export interface RolesCatalog {
-  modules: { module: string; roles: { name: string; description: string; permissions: string[] }[] }[];
 }
 
 export function AdminPage() {
@@ -71,39 +63,6 @@ export function AdminPage() {
         </>
       )}
     </div>
-  );
-}
-
-/** One select per module: no access, or one of the roles it offers. */
-export function RolePicker({ catalog, value, onChange, legend = "Roles" }: { catalog: RolesCatalog | undefined; value: RoleRef[]; onChange: (v: RoleRef[]) => void; legend?: string }) {
-  if (!catalog) return <div class="loading-bar" role="progressbar" aria-label="Loading roles" />;
-  return (
-    <fieldset class="field role-picker">
-      <legend>{legend}</legend>
-      {catalog.modules.map((m) => {
-        const current = value.find((r) => r.module_name === m.module)?.role_name ?? "";
-        const id = `role-${m.module}`;
-        return (
-          <div class="role-row">
-            <label for={id}>{MODULE_LABELS[m.module] ?? m.module}</label>
-            <select
-              id={id}
-              value={current}
-              onChange={(e) => {
-                const role = (e.target as HTMLSelectElement).value;
-                const rest = value.filter((r) => r.module_name !== m.module);
-                onChange(role ? [...rest, { module_name: m.module, role_name: role }] : rest);
-              }}
-            >
-              <option value="">No access</option>
-              {m.roles.map((r) => (
-                <option value={r.name}>{r.name}</option>
-              ))}
-            </select>
-          </div>
-        );
-      })}
-    </fieldset>
   );
 }
 

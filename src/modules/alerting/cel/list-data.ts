@@ -10,9 +10,10 @@
  * - domain lists: a Set of A-labels (see domainLookupKey).
  * - spki lists: a Set of lowercase hex SHA-256 key hashes (normalizeSpkiHash).
  */
-import { domainLookupKey } from "../../lists/domain";
-import { parseIpEntry, parseIpv4Fast, parseIpAddress } from "../../lists/ip";
-import { normalizeSpkiHash, type ListType } from "../../lists/normalize";
+import type { ListType } from "../../../db/schema";
+import { domainLookupKey } from "../../../platform/net/domain";
+import { parseIpEntry, parseIpv4Fast, parseIpAddress } from "../../../platform/net/ip";
+import { normalizeSpkiHash } from "../../lists/contract";
 
 export interface RuleListInput {
   name: string;

@@ -1,5 +1,7 @@
-/** How secret settings are shown back (provider.ts `ShownAs`). */
-import type { ShownAs } from "./provider";
+/** How secret settings are shown back; providers declare which per setting (provider.ts `secretSetting`). */
+
+/** How a secret setting is shown back: `url` scheme, host and port; `origin` the origin; `last4` its last four characters; `hidden` not at all. */
+export type ShownAs = "url" | "origin" | "last4" | "hidden";
 
 /**
  * A URL for display: scheme, host and port only. Everything else may be a credential:

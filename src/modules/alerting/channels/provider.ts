@@ -19,7 +19,7 @@ import type { DELIVERY_ACTIONS } from "../../../db/schema";
 import type { Config } from "../../../env";
 import type { CollectionErrorClass } from "../../../platform/collection";
 import { badRequest } from "../../../platform/errors";
-import { redactUrl } from "./mask";
+import { redactUrl, type ShownAs } from "./mask";
 
 export type DeliveryAction = (typeof DELIVERY_ACTIONS)[number];
 
@@ -87,8 +87,6 @@ export interface CheckContext {
   config: Config;
 }
 
-/** How a secret setting is shown back: `url` scheme, host and port; `origin` the origin; `last4` its last four characters; `hidden` not at all. */
-export type ShownAs = "url" | "origin" | "last4" | "hidden";
 
 export const SECRET_MARK = "x-secret";
 export const SHOWN_AS_MARK = "x-shown-as";

@@ -23,7 +23,7 @@ import { hasPassword } from "../../../platform/passwords";
 import { permissionsOfUser } from "../../../platform/permissions";
 import { seal } from "../../../platform/sealed";
 import { generateSecret } from "../../../platform/secrets";
-import { assertGrantable, validateRoles, type RoleRequest } from "../../admin/service";
+import { assertGrantable, validateRoles, type RoleRequest } from "../../admin/contract";
 import { discover, SsoError } from "./oidc";
 
 export const CALLBACK_PATH = "/api/auth/sso/callback";

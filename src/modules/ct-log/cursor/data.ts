@@ -30,6 +30,16 @@ export interface CursorData {
   saveLogState(status: Omit<CursorStatus, "inProgress">, updatedAt: string): Promise<void>;
 }
 
+declare module "../../../env" {
+  interface Bindings {
+    /**
+     * Only in the ingest Worker (wrangler.ingest.toml): the API Worker's CtCursorData
+     * entrypoint, through which its log cursors reach D1 and the queue.
+     */
+    CT_CURSOR_DATA?: CursorData;
+  }
+}
+
 /** The port over the service's D1 database and event queue. */
 export function d1CursorData(db: Db, queue: PublishedQueue): CursorData {
   return {

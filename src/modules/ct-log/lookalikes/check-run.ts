@@ -17,21 +17,18 @@
  * state the API shows), plus a timeline row per change. Dismissed lookalikes are never
  * checked.
  */
-import { emitEvents, organizationsWithRules } from "../../alerting/emit";
+import { emitEvents, organizationsWithRules } from "../../alerting/contract";
 import type { Db } from "../../../db/client";
 import type { Bindings, Config } from "../../../env";
-import { classifyFailure, logSourceFailure, recordAttempt, type CollectionRecord } from "../../../platform/collection";
+import { classifyFailure, logSourceFailure, recordAttempt } from "../../../platform/collection";
 import { createDohClient, MemoryDnsCache, type DnsResolver } from "../../../platform/dns/doh";
 import { checkUrl, egressPolicy, type EgressPolicy } from "../../../platform/egress";
-import { findRdapServers } from "../../rdap/bootstrap";
-import { loadBootstrap } from "../../rdap/bootstrap-store";
-import { fetchDomain } from "../../rdap/client";
-import { registrarOf, registrationDate } from "../../rdap/facts";
+import { fetchDomain, findRdapServers, loadBootstrap, registrarOf, registrationDate } from "../../rdap/contract";
 import { buildLookalikeCollectionEvent, buildLookalikeEvent, type CtLogEvent } from "../events";
 import { corroborate, prepareProtected, protectedDomainOf, type Corroboration, type Evidence } from "../typosquat/detect";
 import { checkLookalike, socketProbe, type CheckResult, type PortProbe } from "./check";
 import { eventLookalike, foreignHosting, observationChanges, recentlyRegistered, stateAfterCheck } from "./lifecycle";
-import { dueLookalikes, markDetectedEmitted, writeCheckResults, type LookalikeRow, type LookalikeUpdate, type TimelineInsert } from "./store";
+import { collectionRecordOf, dueLookalikes, markDetectedEmitted, writeCheckResults, type LookalikeRow, type LookalikeUpdate, type TimelineInsert } from "./store";
 import type { LookalikeState } from "./vocabulary";
 
 export interface LookalikeCheckSettings {
@@ -92,17 +89,6 @@ function retryDelaySeconds(failures: number, interval: number): number {
 const RDAP_REFRESH_MS = 30 * 86_400_000;
 const RDAP_RETRY_MS = 86_400_000;
 
-function recordOf(row: LookalikeRow): CollectionRecord {
-  return {
-    lastAttemptAt: row.lastCheckedAt,
-    lastSuccessAt: row.lastSuccessAt,
-    failingSince: row.collectionFailingSince,
-    consecutiveFailures: row.collectionFailures,
-    nextAttemptAt: row.collectionNextAttemptAt,
-    errorClass: (row.collectionErrorClass as CollectionRecord["errorClass"]) ?? null,
-    errorMessage: row.collectionError,
-  };
-}
 
 /** Runs `work` over `items`, `limit` at a time. */
 async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -202,7 +188,7 @@ async function outcomeOf(
   addressesOf: (domain: string) => Promise<string[]>,
   rdap: (domain: string) => Promise<RdapFacts | null>,
 ): Promise<Outcome> {
-  const previous = recordOf(row);
+  const previous = collectionRecordOf(row);
   const retry = new Date(Date.parse(at) + retryDelaySeconds(previous.consecutiveFailures + 1, settings.intervalSeconds) * 1000).toISOString();
   const next = new Date(Date.parse(at) + settings.intervalSeconds * 1000).toISOString();
   const { record, transition } = recordAttempt(previous, result.ok ? { ok: true } : { ok: false, error: result.error }, at, result.ok ? next : retry);

@@ -7,7 +7,7 @@
 import { asc, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import { ctLookalikes, ctLookalikeTimeline } from "../../../db/schema";
-import { collectionView, type CollectionRecord } from "../../../platform/collection";
+import { collectionView } from "../../../platform/collection";
 import { badRequest, conflict, notFound } from "../../../platform/errors";
 import { direction, pageOffset, readPage } from "../../../platform/paging";
 import type { Tenant } from "../../../platform/tenant";
@@ -19,20 +19,9 @@ import { renderExport, type ExportRow } from "./export";
 import { domainUnicode } from "./lifecycle";
 import type { LOOKALIKE_SORTS } from "./schema";
 import { statement } from "../store";
-import { protectedFilters, type LookalikeRow } from "./store";
+import { collectionRecordOf, protectedFilters, type LookalikeRow } from "./store";
 import { OPEN_STATES, type ExportFormat, type LookalikeSource, type LookalikeState, type LookalikeTimelineKind } from "./vocabulary";
 
-function recordOf(row: LookalikeRow): CollectionRecord {
-  return {
-    lastAttemptAt: row.lastCheckedAt,
-    lastSuccessAt: row.lastSuccessAt,
-    failingSince: row.collectionFailingSince,
-    consecutiveFailures: row.collectionFailures,
-    nextAttemptAt: row.collectionNextAttemptAt,
-    errorClass: (row.collectionErrorClass as CollectionRecord["errorClass"]) ?? null,
-    errorMessage: row.collectionError,
-  };
-}
 
 /** The API object of a lookalike. */
 export function lookalikeView(row: LookalikeRow) {
@@ -59,7 +48,7 @@ export function lookalikeView(row: LookalikeRow) {
     rdap_error: row.rdapError,
     dismissed: row.state === "dismissed" ? { reason: row.dismissedReason ?? "", at: row.dismissedAt ?? row.stateChangedAt, by_user_id: row.dismissedBy } : null,
     // A dismissed lookalike is no longer checked: its collection is paused.
-    collection: collectionView(recordOf(row), row.state !== "dismissed"),
+    collection: collectionView(collectionRecordOf(row), row.state !== "dismissed"),
   };
 }
 

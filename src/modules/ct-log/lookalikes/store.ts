@@ -6,11 +6,25 @@
 import { and, asc, eq, isNull, lte, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { ctFilters, ctLookalikeDiscoveryUsage, ctLookalikes, ctLookalikeTimeline } from "../../../db/schema";
+import type { CollectionRecord } from "../../../platform/collection";
 import type { LookalikeState } from "./vocabulary";
 
 export type LookalikeRow = typeof ctLookalikes.$inferSelect;
 export type LookalikeUpdate = Partial<typeof ctLookalikes.$inferInsert>;
 export type TimelineInsert = typeof ctLookalikeTimeline.$inferInsert;
+
+/** The collection record of a lookalike's checks (platform/collection), from its row. */
+export function collectionRecordOf(row: LookalikeRow): CollectionRecord {
+  return {
+    lastAttemptAt: row.lastCheckedAt,
+    lastSuccessAt: row.lastSuccessAt,
+    failingSince: row.collectionFailingSince,
+    consecutiveFailures: row.collectionFailures,
+    nextAttemptAt: row.collectionNextAttemptAt,
+    errorClass: (row.collectionErrorClass as CollectionRecord["errorClass"]) ?? null,
+    errorMessage: row.collectionError,
+  };
+}
 
 /** Of these (organization, domain) pairs, those the organization dismissed ("<org> <domain>"). */
 export async function dismissedLookalikes(db: Db, pairs: readonly { organizationId: number; domain: string }[]): Promise<Set<string>> {

@@ -15,11 +15,11 @@
  */
 import { desc, eq, gte, lt, or, sql } from "drizzle-orm";
 import { certMonitors, certScans, certTargets } from "../../../db/schema/cert-watcher";
-import { LEGACY_PROTOCOLS, validityStatus } from "../../cert-watcher/indicators";
+import { LEGACY_PROTOCOLS, validityStatus } from "../../cert-watcher/contract";
 import type { MonitoredAsset } from "../document";
 import { sanitizeFailureMessage } from "../../../platform/collection";
 import type { CollectionRecord } from "../../../platform/collection";
-import { scanTargetName, targetRecord } from "../../cert-watcher/collection";
+import { scanTargetName, targetRecord } from "../../cert-watcher/contract";
 import { coverageOf, enabledAt, iso, type AuditScope, type ReaderPlan } from "./scope";
 import type { EndpointScan } from "./types";
 

@@ -14,8 +14,7 @@
  */
 import { count, eq, gte, isNull, max, or, sql } from "drizzle-orm";
 import { ctFilters, ctLogListCache, ctLogStates, ctMatchFilters, ctMatches, ctMatchOccurrences } from "../../../db/schema/ct-log";
-import { storedLogFailure } from "../../ct-log/collection";
-import { MONITORED_STATES } from "../../ct-log/loglist";
+import { MONITORED_STATES, storedLogFailure } from "../../ct-log/contract";
 import type { MonitoredAsset } from "../document";
 import { collectedWithin, collectionState, NEVER_COLLECTED, type CollectionRecord } from "../../../platform/collection";
 import { coverageOf, enabledAt, iso, jsonArray, num, rawSelect, type AuditScope, type ReaderPlan } from "./scope";

@@ -21,7 +21,7 @@ import { DNS_KIND_RULES } from "../scoring";
 import { sanitizeFailureMessage } from "../../../platform/collection";
 import { coverageOf, enabledAt, iso, jsonArray, rawSelect, type AuditScope, type ModuleReading, type ReaderPlan } from "./scope";
 import type { AuditFacts, DnsChangeFact, DnsFacts } from "./types";
-import { domainCollection, type DomainCollectionColumns } from "../../dns-watcher/collection";
+import { domainCollection, type DomainCollectionColumns } from "../../dns-watcher/contract";
 
 interface ChangeRow {
   domain_name: string;

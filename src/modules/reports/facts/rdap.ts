@@ -14,9 +14,16 @@
  */
 import { sql } from "drizzle-orm";
 import { rdapChangeFacts, rdapHistory, rdapMonitors, rdapSnapshots, type RdapCheckStatus } from "../../../db/schema/rdap";
-import { registrantOf, registrarOf, type RegistrantIdentity, type RegistrarIdentity } from "../../rdap/facts";
-import { monitorCollection, type MonitorCollectionColumns } from "../../rdap/collection";
-import { nameserverNames, statusValues } from "../../rdap/rdap-json";
+import {
+  monitorCollection,
+  nameserverNames,
+  registrantOf,
+  registrarOf,
+  statusValues,
+  type MonitorCollectionColumns,
+  type RegistrantIdentity,
+  type RegistrarIdentity,
+} from "../../rdap/contract";
 import type { MonitoredAsset } from "../document";
 import { EXPIRY_WARNING_DAYS, type RuleId } from "../rules";
 import { coverageOf, enabledAt, iso, num, rawSelect, type AuditScope, type ReaderPlan } from "./scope";

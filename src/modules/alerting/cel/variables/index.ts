@@ -1,9 +1,9 @@
-import { CERT_WATCHER_SUGGESTED_RULES, certWatcherOptInEvents } from "../../../cert-watcher/events";
-import { CT_LOG_SUGGESTED_RULES } from "../../../ct-log/events";
-import { certWatcherVariables } from "./cert-watcher";
-import { ctLogOptInEvents, ctLogVariables } from "./ct-log";
-import { dnsWatcherVariables } from "./dns-watcher";
-import { rdapVariables } from "./rdap";
+// The one place alerting learns each monitoring module's event variables: every module
+// declares its event once, in its events.ts (part of its contract, .dependency-cruiser.cjs).
+import { CERT_WATCHER_SUGGESTED_RULES, certWatcherOptInEvents, certWatcherVariables } from "../../../cert-watcher/events";
+import { CT_LOG_SUGGESTED_RULES, ctLogOptInEvents, ctLogVariables } from "../../../ct-log/events";
+import { dnsWatcherVariables } from "../../../dns-watcher/events";
+import { rdapVariables } from "../../../rdap/events";
 import type { ModuleName, SuggestedRule, VariableSpec } from "./types";
 
 export * from "./types";

@@ -3,13 +3,13 @@
 // (/work/shared/data/tls, see its PROVENANCE.md): the IANA TLS registries (cipher suites,
 // supported groups, signature schemes) and the Mozilla Server Side TLS guidelines.
 // Output is committed; re-run after refreshing the data:
-//   node src/modules/cert-watcher/frameworks/gen/generate.mjs [dataDir]
+//   node packages/tls-frameworks/src/gen/generate.mjs [dataDir]
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const dataDir = process.argv[2] ?? process.env.TLS_DATA_DIR ?? new URL("../../../../../../shared/data/tls", import.meta.url).pathname;
+const dataDir = process.argv[2] ?? process.env.TLS_DATA_DIR ?? new URL("../../../../../shared/data/tls", import.meta.url).pathname;
 const outDir = join(here, "..");
 
 /** RFC 4180 CSV: quoted cells may contain commas and newlines (the IANA exports do). */

@@ -20,13 +20,14 @@
 // "weak" one always fails the reference profile. docs/tls-judgement.md says the same for users.
 import type { FrameworkId } from "./definitions";
 import { evaluateFrameworks, type EvaluateOptions, type FrameworkVerdict, type ObservedConfiguration } from "./evaluate";
+import type { CipherStatus, ProtocolStatus } from "./statuses";
 import { anatomyOf, suiteConcerns, suiteWeaknesses, type WeakSuiteFinding } from "./suites";
 
 /** The profile the indicators are read from. */
 export const REFERENCE_PROFILE: FrameworkId = "mozilla-intermediate";
 
-export type JudgedProtocolStatus = "modern" | "legacy" | "unknown";
-export type JudgedCipherStatus = "strong" | "legacy" | "weak" | "unknown";
+export type JudgedProtocolStatus = ProtocolStatus;
+export type JudgedCipherStatus = CipherStatus;
 
 export interface TlsJudgement {
   /** The five verdicts, in the order FIPS 140, NIST SP 800-52r2, PCI DSS, Mozilla intermediate, Mozilla modern. */

@@ -1,2 +1,0 @@
-/** DNS watcher change event: declared once in src/modules/dns-watcher/events.ts. */
-export { dnsWatcherVariables } from "../../../dns-watcher/events";
