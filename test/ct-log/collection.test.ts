@@ -82,6 +82,8 @@ describe("CT log collection state", () => {
     expect(alerts[1].rule).toBe("CT blind");
     for (const log of [names.unavailable, names.tampered, names.gone]) expect(alerts[1].body).toContain(`Fixture '${log}' log`);
     expect(alerts[1].body).toMatch(/3 CT logs entered failing/);
+    // Several logs at once are the monitored logs as a whole: one asset, whichever logs an event names.
+    expect(alerts[1].asset).toBe("logs:monitored");
 
     // The logs come back (the unresolvable one cannot): they recover, announced once together; nothing for the one still failing.
     for (const log of [names.unavailable, names.tampered, names.gone]) await fault(log, { kind: "clear" });
@@ -94,6 +96,7 @@ describe("CT log collection state", () => {
     expect(alerts.map((a) => a.rule)).toEqual(["CT blind", "CT blind", "CT sees again"]);
     expect(alerts[2].body).toMatch(/^3 CT logs: .+ is collected again/);
     expect(alerts[2].body).toContain('"event_type": "collection_recovered"');
+    expect(alerts[2].asset).toBe("logs:monitored");
     await cronAndWait(config, ids, advance(12));
     expect(await history()).toHaveLength(3);
   }, 120_000);

@@ -13,6 +13,14 @@ type Ev = Record<string, any>;
 const get = (e: Ev, path: string): any => path.split(".").reduce<any>((o, k) => (o == null ? undefined : o[k]), e);
 
 /**
+ * Several CT logs announced in one collection event (no `log.log_id`: ct-log/collection.ts):
+ * the monitored logs as a whole, one asset and subject whichever logs the event names, so
+ * the events of one outage are one alert, updated, then resolved.
+ */
+const MONITORED_CT_LOGS = "logs:monitored";
+const ctLogsAsset = (e: Ev) => (get(e, "log.log_id") ? `log:${get(e, "log.log_id")}` : MONITORED_CT_LOGS);
+
+/**
  * The organization's monitored thing the event concerns: the CT filter that matched (or
  * the CT log a collection event is about), the DNS or RDAP domain, the certificate
  * monitor and the address it scanned. Two monitors of one endpoint are two assets, so
@@ -23,7 +31,7 @@ export function eventAsset(module: ModuleName, e: Ev): string {
     case "ct-log":
       // A lookalike domain is an asset of its own (its lifecycle and collection events).
       if (get(e, "lookalike.domain")) return `lookalike:${get(e, "lookalike.domain")}`;
-      return isCollectionEventType(e.event_type) ? `log:${get(e, "log.log_id") || get(e, "log.url") || ""}` : `filter:${e.filter_id ?? ""}`;
+      return isCollectionEventType(e.event_type) ? ctLogsAsset(e) : `filter:${e.filter_id ?? ""}`;
     case "rdap":
     case "dns-watcher":
       return `domain:${e.domain ?? ""}`;
@@ -36,8 +44,8 @@ export function eventSubject(module: ModuleName, e: Ev): string {
   switch (module) {
     case "ct-log":
       if (get(e, "lookalike.domain")) return `lookalike:${get(e, "lookalike.domain")}`;
-      // A collection event is about a log, a lifecycle event about a hostname, the others about a certificate.
-      if (isCollectionEventType(e.event_type)) return `log:${get(e, "log.url") || get(e, "log.name") || ""}`;
+      // A collection event is about a log (or the monitored logs as a whole), a lifecycle event about a hostname, the others about a certificate.
+      if (isCollectionEventType(e.event_type)) return get(e, "log.log_id") ? `log:${get(e, "log.url") || get(e, "log.name") || ""}` : MONITORED_CT_LOGS;
       if (e.kind === "lifecycle") return `hostname:${get(e, "lifecycle.hostname") ?? ""}`;
       return String(get(e, "cert.sha256") ?? "");
     case "rdap":

@@ -723,11 +723,10 @@ function LogsSummary({ body }: { body: CtLogsResponse }) {
           Using the copy of the CT log list shipped with the service (version {list.version}): the signed list could not be had
           {list.error ? (
             <>
-              {" "}
-              (<Badge value={list.error.class} tone="bad" label={ERROR_CLASS_LABEL[list.error.class]} /> {list.error.message})
+              : <Badge value={list.error.class} tone="bad" label={ERROR_CLASS_LABEL[list.error.class]} /> {list.error.message}
             </>
           ) : null}
-          , last tried <Time iso={list.fetched_at} />.
+          . Last tried <Time iso={list.fetched_at} />, tried again every hour.
         </Notice>
       ) : (
         <p class="small muted">

@@ -33,14 +33,6 @@ import type { CursorData } from "./data";
 import { runCursor, type CursorRunResult } from "./run";
 import type { CursorStore } from "./state";
 
-const hostOf = (url: string) => {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-};
-
 /** The filter indexes are rebuilt at least this often, even when the generation did not move. */
 const INDEX_MAX_AGE_MS = 60_000;
 
@@ -162,10 +154,15 @@ export class CursorResources {
     if (tried && result.status.lastError) {
       // A fresh client next time: nothing it cached from a failed run is reused.
       this.client = null;
-      // An outside failure, expected: one line per host and class per interval (platform/collection/log.ts),
-      // so logs sharing a host that does not resolve are one line, with the count of the others.
+      // An outside failure, expected: one line for all CT logs per error class and interval
+      // (platform/collection/log.ts), naming one log and counting the others; with the network
+      // down, 71 logs failing are one line every ten minutes, not 71. Each log's own state and
+      // error: GET /api/ct-log/logs.
       const s = result.status;
-      logSourceFailure(`CT logs at ${hostOf(log.readUrl)}`, { class: s.lastErrorClass ?? "internal", message: `${s.lastError} (failure ${s.consecutiveFailures}, next try ${s.backoffUntil})` });
+      logSourceFailure("CT logs", {
+        class: s.lastErrorClass ?? "internal",
+        message: `${s.lastError} (failure ${s.consecutiveFailures} of this log, next try ${s.backoffUntil}; every log's state: GET /api/ct-log/logs)`,
+      });
     }
     return result;
   }
