@@ -109,3 +109,31 @@ describe("answers that cannot be used", () => {
     expect(await rowCount("dns_change_facts")).toBe(0);
   });
 });
+
+describe("a domain whose run resolved nothing", () => {
+  it("is retried after 1 minute, then 2, then 4, never later than its regular check; once resolved, the regular interval again", async () => {
+    const org = await signup();
+    const domain = `retry-${unique()}.test`;
+    const id = await watchDomain(org, domain);
+    const down = [`http://127.0.0.1:${E.REFUSING_PORT}/dns-query`];
+    const hour = { intervalSeconds: 3600, breakAfterFailures: 1 };
+    const collection = async () => (await call("GET", `/api/dns-watcher/domains/${id}`, { token: org.session })).body.collection;
+    const t0 = Date.now() + 7_200_000;
+    const at = (ms: number) => new Date(t0 + ms).toISOString();
+
+    await runWatch({ ...hour, resolverUrls: down }, t0);
+    expect(await collection()).toMatchObject({ state: "pending", consecutive_failures: 1, last_attempt_at: at(0), next_attempt_at: at(60_000), error: { class: "connect" } });
+    // Not due before its retry time, due at it.
+    expect((await runWatch({ ...hour, resolverUrls: down }, t0 + 59_000)).summary.due_domains).toBe(0);
+    expect((await runWatch({ ...hour, resolverUrls: down }, t0 + 60_000)).summary.due_domains).toBe(1);
+    expect(await collection()).toMatchObject({ state: "failing", consecutive_failures: 2, failing_since: at(0), next_attempt_at: at(180_000) });
+    expect((await runWatch({ ...hour, resolverUrls: down }, t0 + 179_000)).summary.due_domains).toBe(0);
+    await runWatch({ ...hour, resolverUrls: down }, t0 + 180_000);
+    expect(await collection()).toMatchObject({ consecutive_failures: 3, next_attempt_at: at(420_000) });
+
+    const working = await fakeResolver(fakeZone(domain));
+    await runWatch({ ...hour, resolverUrls: [working.url] }, t0 + 420_000);
+    expect(await collection()).toMatchObject({ state: "ok", consecutive_failures: 0, error: null, next_attempt_at: at(420_000 + 3_600_000) });
+    expect((await runWatch({ ...hour, resolverUrls: [working.url] }, t0 + 480_000)).summary.due_domains).toBe(0);
+  });
+});

@@ -185,6 +185,9 @@ describe("certificate inventory end to end", () => {
     expect(api.latest_issued).toMatchObject({ sha256: wild1.sha256, spki_sha256: wild1.spki_sha256, lifetime_days: 90 });
     expect(api.deployed).toEqual([expect.objectContaining({ standing: "current", ct_status: "logged", trust: "public", address: `${ips.api}:443` })]);
     const shadowD = await detail(`shadow.${D}`);
+    // Asked for by its name and by the wildcard above it, the target counts once.
+    expect(shadowD.deployed).toHaveLength(1);
+    expect(shadowD.target_count).toBe(1);
     expect(shadowD.deployed[0]).toMatchObject({ ct_status: "not_logged", trust: "public" });
     expect(shadowD.state_reason).toMatch(/Test Public CA B.*never seen in the CT logs read/);
     const intranetD = await detail(`intranet.${D}`);

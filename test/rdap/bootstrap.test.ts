@@ -140,6 +140,7 @@ describe("BootstrapCache policy", () => {
     const stale = await cache.get();
     expect(stale.source).toBe("stale");
     expect(stale.error).toMatch(/bad_url/);
+    expect(stale.failure).toMatchObject({ class: "protocol", message: expect.stringMatching(/^fetching the RDAP bootstrap registry: unusable file from \S+ \(bad_url\): service #2 has an invalid base URL/) });
     expect(findRdapServers(stale.bootstrap, "anything.test")).toHaveLength(1);
     expect(calls).toBe(2);
     // Failure backoff: no new download within the hour.
@@ -153,6 +154,12 @@ describe("BootstrapCache policy", () => {
     expect(findRdapServers(refreshed.bootstrap, "nic.cz")).toEqual(["https://rdap.nic.cz/"]);
   });
 
+  it("a bootstrap server whose name does not resolve is said as such, never as the runtime's opaque text", async () => {
+    const got = await new BootstrapCache({ url: "https://bootstrap.name-that-does-not-resolve.invalid/rdap/dns.json", now: () => 0 }).get();
+    expect(got.source).toBe("bundled");
+    expect(got.failure).toEqual({ class: "dns_resolution", message: "fetching the RDAP bootstrap registry: DNS lookup of bootstrap.name-that-does-not-resolve.invalid failed" });
+  });
+
   it("falls back to the bundled IANA copy when nothing was ever fetched", async () => {
     const cache = new BootstrapCache({
       url: FIXTURE_URL + "/data/rdap/bootstrap/does-not-exist.json",
@@ -160,7 +167,8 @@ describe("BootstrapCache policy", () => {
     });
     const got = await cache.get();
     expect(got.source).toBe("bundled");
-    expect(got.error).toMatch(/HTTP 404/);
+    expect(got.failure).toEqual({ class: "http_status", message: `fetching the RDAP bootstrap registry: HTTP 404 from ${FIXTURE_URL}/data/rdap/bootstrap/does-not-exist.json` });
+    expect(got.error).toBe(got.failure!.message);
     expect(findRdapServers(got.bootstrap, "google.com")).toEqual(["https://rdap.verisign.com/com/v1/"]);
   });
 });

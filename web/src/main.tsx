@@ -27,6 +27,8 @@ const DnsDomainPage = lazy(() => import("./pages/dns"), "DnsDomainPage");
 const RdapPage = lazy(() => import("./pages/rdap"), "RdapPage");
 const RdapDomainPage = lazy(() => import("./pages/rdap"), "RdapDomainPage");
 const CertsPage = lazy(() => import("./pages/certs"), "CertsPage");
+const InventoryPage = lazy(() => import("./pages/inventory"), "InventoryPage");
+const InventoryHostnamePage = lazy(() => import("./pages/inventory"), "InventoryHostnamePage");
 const CertMonitorPage = lazy(() => import("./pages/certs"), "CertMonitorPage");
 const AlertingPage = lazy(() => import("./pages/alerting"), "AlertingPage");
 const AdminPage = lazy(() => import("./pages/admin"), "AdminPage");
@@ -49,6 +51,7 @@ const NAV: NavItem[] = [
   { href: "/dns", label: "DNS", visible: (s) => s.can("dns-watcher:view_monitoring") },
   { href: "/rdap", label: "RDAP", visible: (s) => s.can("rdap:view_monitoring") },
   { href: "/certificates", label: "Certificates", visible: (s) => s.can("cert-watcher:view_monitoring") },
+  { href: "/inventory", label: "Inventory", visible: (s) => s.can("ct-log:view_monitoring") || s.can("cert-watcher:view_monitoring") },
   {
     href: "/alerting",
     label: "Alerting",
@@ -76,6 +79,8 @@ function Route({ path }: { path: string }): ComponentChildren {
   if ((m = match("/rdap/:domain", path))) return <RdapDomainPage domain={m.domain} />;
   if (path === "/certificates") return <CertsPage />;
   if ((m = match("/certificates/:id", path))) return <CertMonitorPage id={m.id} />;
+  if (path === "/inventory") return <InventoryPage />;
+  if ((m = match("/inventory/:hostname", path))) return <InventoryHostnamePage hostname={m.hostname} />;
   if (path === "/alerting") return <AlertingPage />;
   if (path === "/reports") return <ReportsPage />;
   if (path === "/admin") return <AdminPage />;

@@ -130,7 +130,8 @@ export async function monitoredTargets(db: Db, names: readonly { organizationId:
         .all()),
     );
   }
-  return rows.map((r) => ({ ...r, enabled: Boolean(r.enabled) }));
+  // A target asked for by its name and by the wildcard above it comes back once.
+  return [...new Map(rows.map((r) => [r.targetId, r])).values()].map((r) => ({ ...r, enabled: Boolean(r.enabled) }));
 }
 
 /** The names an organization's certificate monitors watch (each once). */

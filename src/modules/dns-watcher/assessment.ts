@@ -31,6 +31,7 @@ import type { DnsCheckStatus, DnsFactKind } from "../../db/schema/dns-watcher";
 import { recordAttempt, type CollectionError, type CollectionRecord, type CollectionTransition } from "../../platform/collection";
 import { txtText, type WatchedRecordType } from "../../platform/dns/presentation";
 import { dmarcRegressions, dmarcVerdict, NO_DMARC, parseDmarc, type DmarcRecord, type DmarcRegression } from "./dmarc";
+import { retryAfterFailure } from "./collection";
 import type { DueDomain, DueRecordSet } from "./due-domains";
 import { buildDnsChangeEvent, buildDnsCollectionEvent, type DnsWatcherEvent } from "./events";
 import { classifyDnssec, sameValues, type DnssecStatus, type DnssecVerdict } from "./observation";
@@ -439,7 +440,11 @@ export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: Sp
       ? `${d.name} does not exist (NXDOMAIN)`
       : null;
   const dnssecChanged = verdict.status !== d.dnssecStatus;
-  const attempt = recordAttempt(d.collection, status === "error" ? { ok: false, error: domainFailure(d, records.errors) } : { ok: true }, resolvedAt, nextAttemptAt);
+  // A run that resolved nothing is retried sooner than the regular interval (backoff).
+  const attempt =
+    status === "error"
+      ? recordAttempt(d.collection, { ok: false, error: domainFailure(d, records.errors) }, resolvedAt, retryAfterFailure(resolvedAt, d.collection.consecutiveFailures + 1, nextAttemptAt))
+      : recordAttempt(d.collection, { ok: true }, resolvedAt, nextAttemptAt);
   const state: DomainState = {
     status, detail, dnssecStatus: verdict.status, dnssecError: verdict.status === "bogus" ? verdict.error : "", spf: policies.spf, dmarc: policies.dmarc, collection: attempt.record,
   };

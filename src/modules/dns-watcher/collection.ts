@@ -48,3 +48,18 @@ export function recordSetCollection(
     errorMessage: failing ? r.lastError : null,
   };
 }
+
+/** The first retry of a domain whose run resolved nothing; each further failure doubles it, up to the check interval. */
+export const FIRST_RETRY_MS = 60_000;
+
+/**
+ * When a domain whose lookups all failed is due again: a minute after the first failed
+ * run, then 2, 4, 8 … minutes, never later than its regular next check. A resolver that
+ * is down for a moment costs a minute of blindness, not a whole interval, and the second
+ * failure (which turns the domain `failing`) is known within minutes.
+ */
+export function retryAfterFailure(attemptedAt: string, consecutiveFailures: number, regularNextAttemptAt: string | null): string {
+  const backoff = Date.parse(attemptedAt) + FIRST_RETRY_MS * 2 ** Math.min(Math.max(consecutiveFailures - 1, 0), 20);
+  if (regularNextAttemptAt !== null && Date.parse(regularNextAttemptAt) <= backoff) return regularNextAttemptAt;
+  return new Date(backoff).toISOString();
+}

@@ -69,7 +69,8 @@ export async function selectDueDomains(db: Db, now: Date, intervalSeconds: numbe
   const domains = await db.all<DomainRow>(sql`
     SELECT id, organization_id, domain_name, dnssec_status, dnssec_error, spf_json, dmarc_json, last_checked_at, last_success_at,
       collection_failing_since, collection_failures, collection_next_attempt_at, collection_error_class, collection_error FROM dns_domains
-    WHERE enabled = 1 AND (last_checked_at IS NULL OR last_checked_at <= ${cutoff})
+    WHERE enabled = 1 AND (last_checked_at IS NULL OR last_checked_at <= ${cutoff}
+      OR (collection_failures > 0 AND collection_next_attempt_at <= ${now.toISOString()}))
     ORDER BY COALESCE(last_checked_at, ''), id LIMIT ${maxDomains}`);
   if (domains.length === 0) return [];
   const byId = new Map<number, DueDomain>();

@@ -117,7 +117,8 @@ export async function refreshNames(env: Bindings, db: Db, names: readonly NameRe
     const proposals: { organizationId: number; hostname: string; filterId: number; sha256: string }[] = [];
     for (const n of part) {
       const l = loaded.get(keyOf(n))!;
-      if (!l.inputs.certificates.length && !l.monitored.length) {
+      // A wildcard is a name of certificates only: without one covering it, it is not in the inventory.
+      if (!l.inputs.certificates.length && (n.hostname.startsWith("*.") || !l.monitored.length)) {
         if (previous.has(keyOf(n))) gone.push(n);
         continue;
       }
@@ -172,7 +173,8 @@ export async function refreshNames(env: Bindings, db: Db, names: readonly NameRe
         renewalIntervalDays: e.renewalIntervalDays === null ? null : Math.round(e.renewalIntervalDays),
         readiness: e.readiness.status,
         readinessFrom: e.readiness.matters_from,
-        targetCount: l.monitored.length,
+        // A wildcard counts the targets serving it, not every name one label below.
+        targetCount: n.hostname.startsWith("*.") ? e.targets.length : l.monitored.length,
         evaluatedAt: at,
         nextReviewAt: e.nextReviewAt,
       };

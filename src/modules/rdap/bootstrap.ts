@@ -13,6 +13,7 @@
  * rather than running with a half-understood table.
  */
 import bundledJson from "./bootstrap-bundled.json";
+import { classifyFailure, httpStatusFailure, sanitizeFailureMessage, type CollectionError } from "../../platform/collection";
 
 export interface BootstrapService {
   /** Lowercased entries; "" is the root. */
@@ -224,8 +225,10 @@ export interface BootstrapLookup {
   source: BootstrapSource;
   /** When the copy in use was fetched (epoch ms); null for the bundled copy. */
   fetchedAt: number | null;
-  /** Why the last refresh failed, when it did. */
+  /** Why the last refresh failed, when it did: its message (also `failure.message`). */
   error?: string;
+  /** The last refresh's failure, classified (platform/collection), when it failed. */
+  failure?: CollectionError;
 }
 
 export interface BootstrapCacheOptions {
@@ -251,7 +254,7 @@ export interface BootstrapCacheOptions {
  */
 export class BootstrapCache {
   private current: { bootstrap: Bootstrap; fetchedAt: number } | null = null;
-  private lastFailure: { at: number; error: string } | null = null;
+  private lastFailure: { at: number; failure: CollectionError } | null = null;
   private bundled: Bootstrap | null = null;
   private readonly now: () => number;
 
@@ -275,20 +278,22 @@ export class BootstrapCache {
   async get(): Promise<BootstrapLookup> {
     const fetched = this.refreshDue() ? await this.refresh() : false;
     const maxAge = this.opts.maxAgeMs ?? BOOTSTRAP_MAX_AGE_MS;
-    const error = this.lastFailure?.error;
+    const failure = this.lastFailure?.failure;
+    const failed = failure ? { error: failure.message, failure } : {};
     if (this.current) {
       const fresh = this.now() - this.current.fetchedAt < maxAge;
       const source: BootstrapSource = fetched ? "fetched" : fresh ? "cached" : "stale";
-      return { bootstrap: this.current.bootstrap, source, fetchedAt: this.current.fetchedAt, ...(error ? { error } : {}) };
+      return { bootstrap: this.current.bootstrap, source, fetchedAt: this.current.fetchedAt, ...failed };
     }
     this.bundled ??= bundledBootstrap();
-    return { bootstrap: this.bundled, source: "bundled", fetchedAt: null, ...(error ? { error } : {}) };
+    return { bootstrap: this.bundled, source: "bundled", fetchedAt: null, ...failed };
   }
 
   /** Fetches and validates the file; true when a new copy was taken into use. */
   private async refresh(): Promise<boolean> {
     const doFetch = this.opts.fetch ?? fetch;
     const at = this.now();
+    const what = "fetching the RDAP bootstrap registry";
     let text: string;
     try {
       const res = await doFetch(this.opts.url, {
@@ -297,17 +302,20 @@ export class BootstrapCache {
       });
       if (!res.ok) {
         await res.body?.cancel();
-        throw new Error(`HTTP ${res.status}`);
+        this.lastFailure = { at, failure: httpStatusFailure(res.status, this.opts.url, what) };
+        return false;
       }
       // Decoded as UTF-8 whatever the content type says (mirrors often send octet-stream).
       text = new TextDecoder().decode(await res.arrayBuffer());
     } catch (err) {
-      this.lastFailure = { at, error: `bootstrap fetch failed: ${(err as Error).message}` };
+      // Said by the one classifier: a name that does not resolve, a refused connection, a timeout.
+      this.lastFailure = { at, failure: classifyFailure(err, { url: this.opts.url, what }) };
       return false;
     }
     const parsed = parseBootstrap(text);
     if (isBootstrapError(parsed)) {
-      this.lastFailure = { at, error: `bootstrap rejected (${parsed.code}): ${parsed.message}` };
+      const message = sanitizeFailureMessage(`${what}: unusable file from ${this.opts.url} (${parsed.code}): ${parsed.message}`);
+      this.lastFailure = { at, failure: { class: "protocol", message } };
       return false;
     }
     this.current = { bootstrap: parsed, fetchedAt: at };

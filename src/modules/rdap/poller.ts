@@ -169,7 +169,7 @@ async function rdapServers(ctx: PollContext, run: PollRun): Promise<(domain: str
   if (ctx.settings.baseUrlOverride) return () => [ctx.settings.baseUrlOverride];
   const lookup = await loadBootstrap(ctx.db, ctx.settings.bootstrapUrl, { fetch: ctx.fetch, now: () => run.clock() });
   run.summary.bootstrap_source = lookup.source;
-  if (lookup.error) logSourceFailure(`rdap bootstrap ${ctx.settings.bootstrapUrl}`, { class: "http_status", message: `${lookup.error} (using the ${lookup.source} bootstrap)` }, run.clock());
+  if (lookup.failure) logSourceFailure(`rdap bootstrap ${ctx.settings.bootstrapUrl}`, { ...lookup.failure, message: `${lookup.failure.message} (using the ${lookup.source} copy)` }, run.clock());
   return (domain) => findRdapServers(lookup.bootstrap, domain);
 }
 

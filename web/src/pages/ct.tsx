@@ -3,6 +3,7 @@
  * eligibility), matches with a per-day chart and their detail (certificate, CAA
  * verdict, log occurrences), typosquatting matches with evidence, feed proposals.
  */
+import { MatchDeployments } from "./inventory";
 import { useState } from "preact/hooks";
 import { del, get, post, put } from "../api";
 import { setQuery, useLocation } from "../router";
@@ -583,6 +584,9 @@ export function CtMatchPage({ sha256 }: { sha256: string }) {
       {r.loading && !m && <div class="loading-bar" role="progressbar" aria-label="Loading the match" />}
       {m && (
         <>
+          <Section title="Where it is deployed">
+            <MatchDeployments sha256={m.sha256} />
+          </Section>
           <Section title="CAA verdict">
             <p data-testid="caa-verdict">
               {verdict === "violation" && (
