@@ -398,15 +398,7 @@ export function buildLookalikeEvent(input: {
     event_type: input.eventType,
     collection: NOT_A_COLLECTION_EVENT,
     kind: "lookalike",
-    log: NO_LOG,
-    cert: eventCert(noCertificate("")),
-    caa: { ...CAA_NOT_EVALUATED, error: "not evaluated: lookalike event" },
-    rate: NO_RATE,
-    typosquat: NO_TYPOSQUAT,
-    lookalike: input.lookalike,
-    filter_id: input.filterId ?? 0,
-    filter: { id: input.filterId ?? 0, pattern: input.lookalike.protected_domain },
-    lifecycle: NO_LIFECYCLE,
+    ...lookalikeEventBody(input.lookalike, input.filterId, "lookalike event"),
     matched_at: input.at,
   };
 }
@@ -416,15 +408,22 @@ export function buildLookalikeCollectionEvent(input: CollectionEventInput & { lo
   return {
     ...collectionEventHead(input),
     kind: "collection",
+    ...lookalikeEventBody(input.lookalike, input.filterId, "collection event"),
+    matched_at: input.attemptedAt,
+  };
+}
+
+/** What every lookalike event carries: the lookalike and its filter; no log, certificate, CAA, rate or lifecycle. */
+function lookalikeEventBody(lookalike: CtEventLookalike, filterId: number | null, what: string) {
+  return {
     log: NO_LOG,
     cert: eventCert(noCertificate("")),
-    caa: { ...CAA_NOT_EVALUATED, error: "not evaluated: collection event" },
+    caa: { ...CAA_NOT_EVALUATED, error: `not evaluated: ${what}` },
     rate: NO_RATE,
     typosquat: NO_TYPOSQUAT,
-    lookalike: input.lookalike,
-    filter_id: input.filterId ?? 0,
-    filter: { id: input.filterId ?? 0, pattern: input.lookalike.protected_domain },
+    lookalike,
+    filter_id: filterId ?? 0,
+    filter: { id: filterId ?? 0, pattern: lookalike.protected_domain },
     lifecycle: NO_LIFECYCLE,
-    matched_at: input.attemptedAt,
   };
 }
