@@ -38,6 +38,7 @@ export interface Bindings {
   DNS_CONCURRENCY?: string;
   DNS_MAX_DOMAINS_PER_RUN?: string;
   DNS_TIMEOUT_MS?: string;
+  MTA_STS_POLICY_URL?: string;
   LOOKALIKE_CHECK_INTERVAL_SECONDS?: string;
   LOOKALIKE_MAX_CHECKS_PER_RUN?: string;
   LOOKALIKE_DISCOVERY_QUERIES_PER_DAY?: string;
@@ -91,6 +92,11 @@ export interface Config {
     maxDomainsPerRun: number;
     /** Timeout of one DoH request. */
     timeoutMs: number;
+    /**
+     * Where a domain's MTA-STS policy is fetched: a URL template whose `{domain}` is the
+     * watched domain (RFC 8461 §3.3: https://mta-sts.{domain}/.well-known/mta-sts.txt).
+     */
+    mtaStsPolicyUrl: string;
   };
   /** Lookalike domains (src/modules/ct-log/lookalikes/). */
   lookalikes: {
@@ -166,6 +172,9 @@ function ctPolitenessOverrides(raw: string | undefined): Record<string, Partial<
   return out;
 }
 
+/** RFC 8461 §3.3: the policy host is `mta-sts.` + the domain, the path fixed. */
+export const MTA_STS_POLICY_URL_DEFAULT = "https://mta-sts.{domain}/.well-known/mta-sts.txt";
+
 function int(value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value.trim() === "") return fallback;
   const n = Number(value);
@@ -207,6 +216,7 @@ export function loadConfig(env: Bindings): Config {
       concurrency: int(env.DNS_CONCURRENCY, 16, 1, 64),
       maxDomainsPerRun: int(env.DNS_MAX_DOMAINS_PER_RUN, 2000, 1, 20_000),
       timeoutMs: int(env.DNS_TIMEOUT_MS, 5000, 1, 60_000),
+      mtaStsPolicyUrl: env.MTA_STS_POLICY_URL?.trim() || MTA_STS_POLICY_URL_DEFAULT,
     },
     lookalikes: {
       checkIntervalSeconds: int(env.LOOKALIKE_CHECK_INTERVAL_SECONDS, 21_600, 60),

@@ -24,6 +24,8 @@ const { collectionFailingSince, collectionFailures, collectionErrorClass } = col
 export const DNS_CHECK_STATUSES = ["ok", "partial", "error"] as const;
 export type DnsCheckStatus = (typeof DNS_CHECK_STATUSES)[number];
 export const DNSSEC_STATUS_VALUES = ["validated", "insecure", "bogus", "unknown"] as const;
+/** record, dnssec, spf (see dns_history.kind) and email: a mail transport security regression (MTA-STS, TLS-RPT, DANE, DKIM, BIMI). */
+export const DNS_HISTORY_KINDS = ["record", "dnssec", "spf", "email"] as const;
 export const DNS_FACT_KINDS = ["dmarc_weakened", "dmarc_removed", "spf_allows_all", "apex_changed", "mx_changed", "ns_changed", "dnssec_failed"] as const;
 export type DnsFactKind = (typeof DNS_FACT_KINDS)[number];
 
@@ -54,6 +56,19 @@ export const dnsDomains = sqliteTable(
     spfJson: text("spf_json"),
     /** Parsed DMARC policy in force (modules/dns-watcher/dmarc.ts DmarcRecord), null before _dmarc resolved. */
     dmarcJson: text("dmarc_json"),
+    /**
+     * Whether the mail transport security checks run for the domain (MTA-STS, TLS-RPT,
+     * DANE, DKIM, BIMI; docs/modules/dns-watcher.md). Off unless the domain's create or
+     * update request turns them on: they cost DNS queries and a daily HTTPS fetch that a
+     * domain sending no mail does not need.
+     */
+    emailChecks: integer("email_checks", { mode: "boolean" }).notNull().default(false),
+    /**
+     * What the email checks keep beside the record sets (modules/dns-watcher/email/view.ts
+     * EmailState): the MTA-STS policy as last fetched and the TLSA answers of the MX hosts.
+     * Null before the first run with email checks.
+     */
+    emailJson: text("email_json"),
     /**
      * Collection state (platform/collection) beside last_checked_at (the last attempt) and
      * last_success_at (the last success): a run is a failed attempt when no record set
@@ -115,9 +130,10 @@ export const dnsHistory = sqliteTable(
     /**
      * record: a record set's values changed; dnssec: the domain's DNSSEC status changed;
      * spf: the SPF verdict changed without the domain's own TXT changing (an include or
-     * redirect target changed, or the policy was first seen allowing every sender).
+     * redirect target changed, or the policy was first seen allowing every sender);
+     * email: a mail transport security regression (analysis_json says which).
      */
-    kind: text("kind", { enum: ["record", "dnssec", "spf"] }).notNull(),
+    kind: text("kind", { enum: DNS_HISTORY_KINDS }).notNull(),
     recordName: text("record_name").notNull(),
     /** Null for a DNSSEC status change. */
     recordType: text("record_type"),

@@ -37,6 +37,8 @@ import { buildDnsChangeEvent, buildDnsCollectionEvent, type DnsWatcherEvent } fr
 import { classifyDnssec, sameValues, type DnssecStatus, type DnssecVerdict } from "./observation";
 import { spfRecordsOfAnswer, spfTargetsOf, type RunAnswers } from "./run-lookups";
 import { analyzeSpf, EMPTY_SPF, SpfDnsError, type SpfAnalysis, type SpfDns } from "./spf";
+import { assessEmail, emailTxtNames, selectorsOf, viewOf, type EmailOutcome, type EmailRunContext } from "./email/assess";
+import type { EmailSecurityView, EmailState } from "./email/view";
 
 /** A confirmed change of one record set's values. */
 export interface RecordSetChange {
@@ -53,7 +55,7 @@ export interface RecordSetChange {
  * policy was first seen allowing every sender).
  */
 export interface HistoryEntry {
-  kind: "record" | "dnssec" | "spf";
+  kind: "record" | "dnssec" | "spf" | "email";
   /** The record set a `record` entry is about (its write is the guard of the entry). */
   setId: number | null;
   name: string;
@@ -74,6 +76,8 @@ export interface DomainState {
   dnssecError: string;
   spf: SpfAnalysis | null;
   dmarc: DmarcRecord | null;
+  /** What the email checks keep (the MTA-STS policy, the MX hosts' TLSA answers). */
+  email: EmailState;
   /** Its collection state after this attempt. */
   collection: CollectionRecord;
 }
@@ -122,6 +126,8 @@ export interface DomainAssessment {
   unconfirmed: number;
   /** Include/redirect targets whose confirmed change made the SPF policy read again. */
   spfTargetChanges: number;
+  /** The email checks' outcome (policy fetch, TLSA answers, regressions). */
+  email: EmailOutcome;
 }
 
 /** A question of the domain's SPF analysis was never put (run deadline, circuit open): the domain is left for the next run. */
@@ -394,6 +400,31 @@ function dnssecHistory(d: DueDomain, verdict: DnssecVerdict): HistoryEntry | nul
   };
 }
 
+/**
+ * What the email view reads before and after the run: record set values as stored, and
+ * with this run's confirmed changes and baselines applied; `moved` when one of the sets it
+ * reads (the mechanisms' TXT, the selectors' keys, the MX set) or DMARC moved.
+ */
+function emailInputs(d: DueDomain, r: RecordSetOutcome, p: PolicyOutcome) {
+  const key = (name: string, type: string) => `${name}|${type}`;
+  const stored = new Map(d.sets.map((s) => [key(s.name, s.type), s.values]));
+  const now = new Map(stored);
+  for (const b of r.baselines) {
+    const s = d.sets.find((x) => x.id === b.id);
+    if (s) now.set(key(s.name, s.type), b.values);
+  }
+  for (const c of r.changes) now.set(key(c.set.name, c.set.type), c.values);
+  const read = [...emailTxtNames(d.name, selectorsOf(d.name, d.sets)).map((n) => key(n, "TXT")), key(d.name, "MX")];
+  const setMoved = read.some((k) => stored.get(k) !== now.get(k));
+  return {
+    valuesBefore: (name: string, type: string) => stored.get(key(name, type)) ?? null,
+    valuesAfter: (name: string, type: string) => now.get(key(name, type)) ?? null,
+    moved: setMoved || r.dmarcSource !== null,
+    dmarcBefore: d.dmarc,
+    dmarcAfter: p.dmarc,
+  };
+}
+
 /** The SPF view the analysis reads, noting a question the client never put (then the domain is not resolved this run). */
 function trackingNotAsked(dns: SpfDns): SpfDns & { notAsked: boolean } {
   const tracked = {
@@ -420,7 +451,14 @@ function domainFailure(d: DueDomain, errors: LookupFailure[]): CollectionError {
  * Throws DomainNotResolved when a question of the domain was never put (it stays due, nothing is written).
  * `nextAttemptAt`: when the domain is due again (its collection state says it).
  */
-export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: SpfDns, resolvedAt: string, nextAttemptAt: string | null = null): Promise<DomainAssessment> {
+export async function assessDomain(
+  d: DueDomain,
+  answers: RunAnswers,
+  spfDns: SpfDns,
+  resolvedAt: string,
+  nextAttemptAt: string | null = null,
+  emailRun: EmailRunContext | null = null,
+): Promise<DomainAssessment> {
   if (answers.notAsked(d)) throw new DomainNotResolved(`${d.name}: not every question was asked before the run's deadline`);
   const records = assessRecordSets(d, answers, resolvedAt);
   const dns = trackingNotAsked(spfDns);
@@ -432,6 +470,14 @@ export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: Sp
   if (spf) history.push(spf);
   const dnssec = dnssecHistory(d, verdict);
   if (dnssec) history.push(dnssec);
+  const emailIo = emailInputs(d, records, policies);
+  const email = emailRun
+    ? await assessEmail(d, answers, emailRun, resolvedAt, emailIo)
+    : { state: d.email, stateChanged: false, history: [], regressions: [], view: null, policyFetched: false, policyFetchFailed: false, tlsaUnconfirmed: 0 };
+  for (const h of email.history) history.push({ kind: "email", setId: null, name: h.name, type: h.type, old: [], new: [], detail: h.detail, analysis: h.analysis, facts: [] });
+  // The email view an event carries: built only when one goes out.
+  const emailView = async (): Promise<EmailSecurityView | null> =>
+    !d.emailChecks ? null : (email.view ?? (await viewOf(d, emailIo.valuesAfter, email.state, policies.dmarc, selectorsOf(d.name, d.sets))));
 
   const status: DnsCheckStatus = records.errors.length === 0 ? "ok" : records.resolved === 0 ? "error" : "partial";
   const detail = records.errors.length
@@ -446,19 +492,20 @@ export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: Sp
       ? recordAttempt(d.collection, { ok: false, error: domainFailure(d, records.errors) }, resolvedAt, retryAfterFailure(resolvedAt, d.collection.consecutiveFailures + 1, nextAttemptAt))
       : recordAttempt(d.collection, { ok: true }, resolvedAt, nextAttemptAt);
   const state: DomainState = {
-    status, detail, dnssecStatus: verdict.status, dnssecError: verdict.status === "bogus" ? verdict.error : "", spf: policies.spf, dmarc: policies.dmarc, collection: attempt.record,
+    status, detail, dnssecStatus: verdict.status, dnssecError: verdict.status === "bogus" ? verdict.error : "", spf: policies.spf, dmarc: policies.dmarc, email: email.state, collection: attempt.record,
   };
   const quiet =
     records.baselines.length === 0 && records.errorMarks.length === 0 && history.length === 0 && !dnssecChanged &&
-    records.spfSource === null && records.dmarcSource === null && status === "ok" && detail === null;
+    records.spfSource === null && records.dmarcSource === null && status === "ok" && detail === null && !email.stateChanged;
   const event =
-    records.changes.length > 0 || dnssec !== null || spf !== null
+    records.changes.length > 0 || dnssec !== null || spf !== null || email.history.length > 0
       ? buildDnsChangeEvent({
           domain: d.name,
           changedRecords: records.changes.map((c) => ({ name: c.set.name, type: c.set.type, oldValues: c.set.values ?? [], newValues: c.values })),
           dnssec: { status: verdict.status, previousStatus: d.dnssecStatus, error: verdict.status === "bogus" ? verdict.error : "", edeCodes: verdict.ede.map((e) => e.code) },
           spf: { current: policies.spf, previous: policies.previousSpf, changed: policies.spfReplaced, becamePermissive: policies.becamePermissive, changedTargets: records.targetChanges.map((t) => t.name) },
           dmarc: { current: policies.dmarc, previous: policies.previousDmarc, changed: policies.dmarcChanged, regressions: policies.regressions },
+          email: { view: await emailView(), regressions: email.regressions },
           resolvedAt,
         })
       : null;
@@ -472,6 +519,7 @@ export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: Sp
         spf: policies.spf,
         dmarc: policies.dmarc,
         failingRecordSets: records.errors.map((e) => ({ name: e.set.name, type: e.set.type, error: e.failure })),
+        email: await emailView(),
         attemptedAt: resolvedAt,
       })
     : null;
@@ -489,7 +537,8 @@ export async function assessDomain(d: DueDomain, answers: RunAnswers, spfDns: Sp
     collectionEvent,
     lookupErrors: records.errors.length,
     lookupFailures: records.errors,
-    unconfirmed: records.unconfirmed + (dnssecUnconfirmed ? 1 : 0),
+    unconfirmed: records.unconfirmed + (dnssecUnconfirmed ? 1 : 0) + email.tlsaUnconfirmed,
     spfTargetChanges: records.targetChanges.length,
+    email,
   };
 }

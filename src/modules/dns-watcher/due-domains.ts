@@ -12,6 +12,7 @@ import type { Db } from "../../db/client";
 import type { CollectionErrorClass, CollectionRecord } from "../../platform/collection";
 import { isWatchedRecordType, type WatchedRecordType } from "../../platform/dns/presentation";
 import type { DmarcRecord } from "./dmarc";
+import { NO_EMAIL_STATE, type EmailState } from "./email/view";
 import type { DnssecStatus } from "./observation";
 import type { SpfAnalysis } from "./spf";
 import { parseStoredJson } from "./stored-json";
@@ -45,6 +46,11 @@ export interface DueDomain {
   /** The domain's collection state before this run. */
   collection: CollectionRecord;
   sets: DueRecordSet[];
+  /** The email checks (MTA-STS, TLS-RPT, DANE, DKIM, BIMI) run for the domain. */
+  emailChecks: boolean;
+  /** What they kept (the MTA-STS policy, the MX hosts' TLSA answers), and email_json as stored (the guard of an email regression). */
+  email: EmailState;
+  emailJson: string | null;
 }
 
 interface DomainRow {
@@ -55,6 +61,8 @@ interface DomainRow {
   dnssec_error: string;
   spf_json: string | null;
   dmarc_json: string | null;
+  email_checks: number;
+  email_json: string | null;
   last_checked_at: string | null;
   last_success_at: string | null;
   collection_failing_since: string | null;
@@ -67,7 +75,7 @@ interface DomainRow {
 export async function selectDueDomains(db: Db, now: Date, intervalSeconds: number, maxDomains: number): Promise<DueDomain[]> {
   const cutoff = new Date(now.getTime() - intervalSeconds * 1000).toISOString();
   const domains = await db.all<DomainRow>(sql`
-    SELECT id, organization_id, domain_name, dnssec_status, dnssec_error, spf_json, dmarc_json, last_checked_at, last_success_at,
+    SELECT id, organization_id, domain_name, dnssec_status, dnssec_error, spf_json, dmarc_json, email_checks, email_json, last_checked_at, last_success_at,
       collection_failing_since, collection_failures, collection_next_attempt_at, collection_error_class, collection_error FROM dns_domains
     WHERE enabled = 1 AND (last_checked_at IS NULL OR last_checked_at <= ${cutoff}
       OR (collection_failures > 0 AND collection_next_attempt_at <= ${now.toISOString()}))
@@ -94,6 +102,9 @@ export async function selectDueDomains(db: Db, now: Date, intervalSeconds: numbe
         errorMessage: d.collection_error,
       },
       sets: [],
+      emailChecks: d.email_checks === 1,
+      email: parseStoredJson<EmailState>(d.email_json) ?? NO_EMAIL_STATE,
+      emailJson: d.email_json,
     });
   }
   const sets = await db.all<{

@@ -4,7 +4,8 @@
  * object, and the builders below are the only places an event is made.
  *
  *   event_type "dns_changed"           confirmed changes of a domain (record sets, DNSSEC
- *                                      status, SPF verdict): `buildDnsChangeEvent`
+ *                                      status, SPF verdict, email transport security
+ *                                      regressions): `buildDnsChangeEvent`
  *   event_type "collection_failing"    the domain's DNS could not be collected twice in a
  *              "collection_recovered"  row / is collected again: `buildDnsCollectionEvent`
  *
@@ -20,6 +21,7 @@ import { COLLECTION_ERROR_CLASSES, type CollectionError } from "../../platform/c
 import { variablesOf } from "../../platform/event-variables";
 import { dmarcVerdict, NO_DMARC, type DmarcRecord, type DmarcRegression } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
+import { EMAIL_REGRESSIONS, MECHANISM_STATUSES, type EmailMechanism, type EmailRegression, type EmailSecurityView } from "./email/view";
 
 const spfSide = (when: string) =>
   z
@@ -48,6 +50,103 @@ const dmarcSide = (when: string) =>
       ruf: z.array(z.string()).describe("Failure report URIs"),
     })
     .describe(`DMARC policy ${when}`);
+
+const status = (what: string) =>
+  z.enum(MECHANISM_STATUSES).describe(`${what}: ok, missing (looked up, not published), invalid (published but unusable), unknown (not observed yet, or the email checks are off)`);
+const regressions = (m: EmailMechanism) =>
+  z.array(z.enum(EMAIL_REGRESSIONS[m])).describe(`What got worse in this change: ${EMAIL_REGRESSIONS[m].join(", ")}; empty if nothing`);
+const verdict = z.string().describe("The regressions in words, empty if none");
+
+/** The event's email fields from the view (null: checks off, everything unknown) and this change's regressions. */
+function emailEventFields(view: EmailSecurityView | null, regressed: readonly EmailRegression[]) {
+  const of = <M extends EmailMechanism>(m: M) => {
+    const rs = regressed.filter((r) => r.mechanism === m);
+    // Each kind once (the history item lists every regression); the kinds are EMAIL_REGRESSIONS[m] by construction (email/view.ts).
+    return { regressions: [...new Set(rs.map((r) => r.kind))] as (typeof EMAIL_REGRESSIONS)[M][number][], verdict: rs.map((r) => r.text).join("; ") };
+  };
+  return {
+    email_checks: view !== null,
+    mta_sts: {
+      status: view?.mta_sts.status ?? "unknown", id: view?.mta_sts.id ?? "", mode: view?.mta_sts.policy.mode ?? "", max_age: view?.mta_sts.policy.max_age ?? 0,
+      mx: view?.mta_sts.policy.mx ?? [], uncovered_mx: view?.mta_sts.uncovered_mx ?? [], ...of("mta_sts"),
+    },
+    tls_rpt: { status: view?.tls_rpt.status ?? "unknown", rua: view?.tls_rpt.rua ?? [], ...of("tls_rpt") },
+    dane: { status: view?.dane.status ?? "unknown", hosts: (view?.dane.hosts ?? []).map((h) => ({ host: h.host, status: h.status, validated: h.validated, usable: h.usable })), ...of("dane") },
+    dkim: {
+      status: view?.dkim.status ?? "unknown",
+      selectors: (view?.dkim.selectors ?? []).map((k) => ({ selector: k.selector, status: k.status, key_type: k.key_type, bits: k.bits, strength: k.strength, revoked: k.revoked, testing: k.testing })),
+      ...of("dkim"),
+    },
+    bimi: { status: view?.bimi.status ?? "unknown", location: view?.bimi.location ?? "", authority: view?.bimi.authority ?? "", dmarc_enforced: view?.bimi.dmarc_enforced ?? false, ...of("bimi") },
+  };
+}
+
+/** The fields of a domain without email checks (also what an event written before the checks existed reads as). */
+const NO_EMAIL_FIELDS = emailEventFields(null, []);
+
+/** The email transport security fields (email/view.ts), the same on every dns-watcher event. */
+const emailFields = {
+  mta_sts: z
+    .object({
+      status: status("MTA-STS (the _mta-sts TXT record, the policy it advertises, the MX hosts it covers)"),
+      id: z.string().describe("The policy id of the _mta-sts TXT record, empty if none"),
+      mode: z.string().describe("The policy's mode: enforce, testing or none; empty when no policy was read"),
+      max_age: z.number().int().describe("The policy's max_age in seconds, 0 when unknown"),
+      mx: z.array(z.string()).describe("The policy's mx patterns"),
+      uncovered_mx: z.array(z.string()).describe("MX hosts no mx pattern of the policy allows"),
+      regressions: regressions("mta_sts"),
+      verdict,
+    })
+    .default(NO_EMAIL_FIELDS.mta_sts)
+    .describe("MTA-STS (RFC 8461)"),
+  tls_rpt: z
+    .object({ status: status("TLS reporting (the _smtp._tls TXT record)"), rua: z.array(z.string()).describe("Report URIs"), regressions: regressions("tls_rpt"), verdict })
+    .default(NO_EMAIL_FIELDS.tls_rpt)
+    .describe("SMTP TLS reporting (RFC 8460)"),
+  dane: z
+    .object({
+      status: status("DANE for the MX hosts (their _25._tcp TLSA records, DNSSEC-validated)"),
+      hosts: z
+        .array(z.object({ host: z.string().describe("MX host"), status: z.enum(MECHANISM_STATUSES).describe("ok, missing, invalid or unknown"), validated: z.boolean().describe("The TLSA answer was DNSSEC-validated"), usable: z.number().int().describe("TLSA records usable for SMTP") }))
+        .describe("Each MX host's TLSA state"),
+      regressions: regressions("dane"),
+      verdict,
+    })
+    .default(NO_EMAIL_FIELDS.dane)
+    .describe("DANE for SMTP (RFC 7672)"),
+  dkim: z
+    .object({
+      status: status("DKIM keys of the declared selectors"),
+      selectors: z
+        .array(
+          z.object({
+            selector: z.string().describe("The selector"),
+            status: z.enum(MECHANISM_STATUSES).describe("ok, missing (no key or revoked), invalid (unreadable or weak key), unknown"),
+            key_type: z.string().describe("rsa or ed25519"),
+            bits: z.number().int().describe("RSA modulus length (Ed25519: 256), 0 when unreadable"),
+            strength: z.string().describe("strong, legacy (RSA 1024-2047), weak (RSA < 1024), empty without a usable key"),
+            revoked: z.boolean().describe("p= is empty"),
+            testing: z.boolean().describe("t=y"),
+          }),
+        )
+        .describe("Each declared selector's key"),
+      regressions: regressions("dkim"),
+      verdict,
+    })
+    .default(NO_EMAIL_FIELDS.dkim)
+    .describe("DKIM public keys (RFC 6376)"),
+  bimi: z
+    .object({
+      status: status("BIMI (the default._bimi TXT record)"),
+      location: z.string().describe("Logo location (l=), empty if none"),
+      authority: z.string().describe("Evidence document location (a=), empty if none"),
+      dmarc_enforced: z.boolean().describe("DMARC is at enforcement (p=quarantine or reject, pct 100): required for a logo to show"),
+      regressions: regressions("bimi"),
+      verdict,
+    })
+    .default(NO_EMAIL_FIELDS.bimi)
+    .describe("BIMI"),
+};
 
 export const DnsWatcherEventSchema = z.object({
   event_type: eventTypeSchema(["dns_changed"], '"dns_changed" for confirmed changes of the domain\'s records, DNSSEC status or SPF verdict'),
@@ -102,6 +201,8 @@ export const DnsWatcherEventSchema = z.object({
       }),
     )
     .describe("Record sets whose lookup failed in the attempt (collection_failing events); empty on other events"),
+  email_checks: z.boolean().default(false).describe("The email transport security checks run for the domain (mta_sts, tls_rpt, dane, dkim and bimi are all unknown when they do not)"),
+  ...emailFields,
   resolved_at: z.string().describe("Resolution time (for a collection event: the attempt), ISO 8601"),
 });
 
@@ -118,6 +219,8 @@ export interface DnsChangeEventInput {
   /** `changed`: the policy was read again this run (else `previous` is shown as the current one). */
   spf: { current: SpfAnalysis | null; previous: SpfAnalysis | null; changed: boolean; becamePermissive: boolean; changedTargets: string[] };
   dmarc: { current: DmarcRecord | null; previous: DmarcRecord | null; changed: boolean; regressions: DmarcRegression[] };
+  /** The email view after the run (null: the email checks are off) and what regressed. */
+  email?: { view: EmailSecurityView | null; regressions: EmailRegression[] };
   resolvedAt: string;
 }
 
@@ -149,6 +252,7 @@ export function buildDnsChangeEvent(input: DnsChangeEventInput): DnsWatcherEvent
       verdict: dmarcVerdict(input.dmarc.regressions),
     },
     failing_record_sets: [],
+    ...emailEventFields(input.email?.view ?? null, input.email?.regressions ?? []),
     resolved_at: input.resolvedAt,
   });
 }
@@ -162,6 +266,8 @@ export interface DnsCollectionEventInput extends CollectionEventInput {
   dmarc: DmarcRecord | null;
   /** The record sets whose lookup failed in the attempt. */
   failingRecordSets: { name: string; type: string; error: CollectionError }[];
+  /** The email view as last observed (null: the email checks are off). */
+  email?: EmailSecurityView | null;
   attemptedAt: string;
 }
 
@@ -176,6 +282,7 @@ export function buildDnsCollectionEvent(input: DnsCollectionEventInput): DnsWatc
     spf: { current: spf, previous: spf, allows_all: spf.allows_all, became_permissive: false, changed_targets: [] },
     dmarc: { current: dmarc, previous: dmarc, regressions: [], verdict: "" },
     failing_record_sets: input.transition === "failing" ? input.failingRecordSets.map((s) => ({ name: s.name, type: s.type, error_class: s.error.class, error_message: s.error.message })) : [],
+    ...emailEventFields(input.email ?? null, []),
     resolved_at: input.attemptedAt,
   });
 }

@@ -5,6 +5,7 @@
  */
 import type { Config } from "../../env";
 import type { JobRegistry } from "../../platform/scheduler";
+import { egressPolicy } from "../../platform/egress";
 import { runDnsWatch, type DnsWatchSettings } from "./resolver-run";
 
 /**
@@ -25,6 +26,8 @@ export function dnsWatchSettings(config: Config): DnsWatchSettings {
     timeoutMs: config.dns.timeoutMs,
     runDeadlineMs: DNS_RUN_DEADLINE_MS,
     breakAfterFailures: DNS_BREAK_AFTER_FAILURES,
+    mtaStsPolicyUrl: config.dns.mtaStsPolicyUrl,
+    egress: egressPolicy(config),
   };
 }
 

@@ -28,7 +28,9 @@
  * (logSourceFailure), faults of this service with their stack (logUnexpected).
  */
 import type { Db } from "../../db/client";
-import type { Bindings } from "../../env";
+import { loadConfig, MTA_STS_POLICY_URL_DEFAULT, type Bindings } from "../../env";
+import { egressPolicy, type EgressPolicy } from "../../platform/egress";
+import { fetchMtaStsPolicy } from "./email/collect";
 import { logSourceFailure, logUnexpected } from "../../platform/collection";
 import { createDohClient } from "../../platform/dns/doh";
 import { emitEvent } from "../alerting/contract";
@@ -48,6 +50,10 @@ export interface DnsWatchSettings {
   runDeadlineMs: number;
   /** Consecutive transport failures after which a resolver is not asked again during the run. */
   breakAfterFailures: number;
+  /** MTA_STS_POLICY_URL (default: RFC 8461's https://mta-sts.{domain}/.well-known/mta-sts.txt). */
+  mtaStsPolicyUrl?: string;
+  /** The egress policy policy fetches go through (default: the one of the run's configuration). */
+  egress?: EgressPolicy | null;
 }
 
 export interface DnsRunContext {
@@ -68,6 +74,13 @@ export interface DnsRunSummary {
   distinct_queries: number;
   /** Of those, SPF include/redirect targets (their TXT), asked once for every domain that uses them. */
   spf_target_queries: number;
+  /** Of those, `_25._tcp` TLSA of the MX hosts of domains with email checks. */
+  tlsa_queries: number;
+  /** MTA-STS policies fetched (the id changed, the daily re-read, a retry), and of those, fetches that failed at transport level. */
+  policy_fetches: number;
+  policy_fetch_failures: number;
+  /** Email transport security regressions recorded (history items of kind email). */
+  email_regressions: number;
   /** HTTP requests sent to resolvers (first queries, confirmations, CD probes, SPF includes, retries). */
   requests: number;
   confirmations: number;
@@ -97,7 +110,7 @@ export interface DnsRunSummary {
 }
 
 const emptySummary = (): DnsRunSummary => ({
-  due_domains: 0, record_sets: 0, distinct_queries: 0, spf_target_queries: 0, requests: 0, confirmations: 0, spf_target_confirmations: 0, spf_target_changes: 0,
+  due_domains: 0, record_sets: 0, distinct_queries: 0, spf_target_queries: 0, tlsa_queries: 0, policy_fetches: 0, policy_fetch_failures: 0, email_regressions: 0, requests: 0, confirmations: 0, spf_target_confirmations: 0, spf_target_changes: 0,
   changes: 0, unconfirmed: 0, lookup_errors: 0, dnssec_changes: 0, facts: 0, events_emitted: 0, event_errors: 0, failed_domains: 0, unresolved_domains: 0,
   write_statements: 0, rows_written: 0, duration_ms: 0,
   phases_ms: { select: 0, lookups: 0, assess: 0, write: 0, events: 0 },
@@ -137,15 +150,23 @@ export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
   const answers = await askRunQuestions(due, resolver, settings.concurrency);
   summary.distinct_queries = answers.distinctQuestions;
   summary.spf_target_queries = answers.spfTargetQuestions;
+  summary.tlsa_queries = answers.tlsaQuestions;
   summary.confirmations = answers.confirmations;
   summary.spf_target_confirmations = answers.spfTargetConfirmations;
   phaseDone("lookups");
 
   const spfDns = spfDnsOver(resolver, answers);
+  const urlTemplate = settings.mtaStsPolicyUrl ?? MTA_STS_POLICY_URL_DEFAULT;
+  const egress = settings.egress === undefined ? egressPolicy(loadConfig(ctx.env)) : settings.egress;
+  const emailRun = {
+    urlTemplate,
+    now: ctx.now,
+    fetchPolicy: (domain: string) => fetchMtaStsPolicy(domain, { urlTemplate, timeoutMs: settings.timeoutMs, egress, fetch: ctx.fetch }),
+  };
   const assessments: DomainAssessment[] = [];
   await inPool(due, ASSESSMENT_CONCURRENCY, async (d) => {
     try {
-      assessments.push(await assessDomain(d, answers, spfDns, resolvedAt, nextAttemptAt));
+      assessments.push(await assessDomain(d, answers, spfDns, resolvedAt, nextAttemptAt, emailRun));
     } catch (err) {
       if (err instanceof DomainNotResolved) {
         summary.unresolved_domains++;
@@ -178,11 +199,14 @@ export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
   for (const a of assessments) {
     summary.lookup_errors += a.lookupErrors;
     summary.unconfirmed += a.unconfirmed;
+    if (a.email.policyFetched) summary.policy_fetches++;
+    if (a.email.policyFetchFailed) summary.policy_fetch_failures++;
     if (commit.failed.has(a.domain.id)) continue;
     if (a.collectionEvent) await send(a.domain.organizationId, a.collectionEvent, a.domain.name);
     summary.changes += a.changes.length;
     summary.spf_target_changes += a.spfTargetChanges;
     summary.facts += a.history.reduce((n, h) => n + h.facts.length, 0);
+    summary.email_regressions += a.history.filter((h) => h.kind === "email").length;
     if (a.dnssecChanged) summary.dnssec_changes++;
     if (!a.event || !commit.applied.has(a.domain.id)) continue;
     await send(a.domain.organizationId, a.event, a.domain.name);

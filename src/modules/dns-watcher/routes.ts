@@ -20,19 +20,24 @@ export const createDomain = defineRoute({
   method: "post", path: "/api/dns-watcher/domains", tags, summary: "Watch a domain",
   description:
     "The name is stored as a lowercase A-label without trailing dot (UTS #46, like RDAP monitors); internal zones such as `corp.test` are valid. " +
-    "Watches apex A, AAAA, MX, NS, TXT, CAA and `_dmarc` TXT by default. One per domain per organization (409). Quota `dns_domains`: free 10, pro 100, enterprise 1000 (403 `quota_exceeded`). " +
+    "Watches apex A, AAAA, MX, NS, TXT, CAA and `_dmarc` TXT by default; with `email_checks` also `_mta-sts`, `_smtp._tls` and `default._bimi` TXT, the MX hosts' `_25._tcp` TLSA and the MTA-STS policy, and `<selector>._domainkey` TXT for each of `dkim_selectors` (a bad selector is 400, nothing saved). One per domain per organization (409). Quota `dns_domains`: free 10, pro 100, enterprise 1000 (403 `quota_exceeded`). " +
     "The first resolution happens at the next scheduled run (then every `DNS_CHECK_INTERVAL_SECONDS`); it sets the baseline and raises no change.",
   access: { permission: "dns-watcher:create_monitoring" }, audit: { action: "dns_domain.create", targetType: "dns_domain" },
   request: { body: body(s.CreateDomain) }, responses: { 201: json(s.DomainCreated, "Created") },
 });
 export const getDomain = defineRoute({
   method: "get", path: "/api/dns-watcher/domains/{domain_id}", tags, summary: "A domain with its current state",
-  description: "Record sets with their current canonical values, the parsed SPF policy (terms, DNS lookup count over includes, effective `all`, allows-all), the parsed DMARC policy and the DNSSEC status.",
+  description:
+    "Record sets with their current canonical values, the parsed SPF policy (terms, DNS lookup count over includes, effective `all`, allows-all), the parsed DMARC policy, the DNSSEC status, " +
+    "and `email_security`: MTA-STS, TLS-RPT, DANE, DKIM and BIMI, each with a status (ok, missing, invalid, unknown until observed) and findings in words.",
   access: view, request: { params: s.DomainIdParam }, responses: { 200: json(s.DomainDetail) },
 });
 export const updateDomain = defineRoute({
-  method: "patch", path: "/api/dns-watcher/domains/{domain_id}", tags, summary: "Update notes and/or enabled state",
-  description: "A disabled domain is not resolved and raises no events; on re-enabling, the next resolution is compared with the values last seen.",
+  method: "patch", path: "/api/dns-watcher/domains/{domain_id}", tags, summary: "Update notes, enabled state, email checks and DKIM selectors",
+  description:
+    "A disabled domain is not resolved and raises no events; on re-enabling, the next resolution is compared with the values last seen. " +
+    "`email_checks` true watches the mail transport security records, false stops watching them and clears what the checks kept; `dkim_selectors` replaces the declared selectors. " +
+    `All in one batch: a bad selector (400) or the record set cap (403) changes nothing.`,
   access: { permission: "dns-watcher:update_monitoring" }, audit: { action: "dns_domain.update", targetType: "dns_domain", idParam: "domain_id" },
   request: { params: s.DomainIdParam, body: body(s.UpdateDomain) }, responses: { 200: json(s.Message) },
 });
@@ -62,7 +67,7 @@ export const deleteRecord = defineRoute({
 export const domainHistory = defineRoute({
   method: "get", path: "/api/dns-watcher/domains/{domain_id}/history", tags, summary: "Confirmed changes, newest first",
   description:
-    "One item per record set whose values changed (confirmed by a second query) and per DNSSEC status change. Reordering, name case and TTL changes are not changes; lookup errors (SERVFAIL, REFUSED, timeouts, garbage) are never changes. `detail` is the verdict in words; `analysis` holds the previous and current parsed SPF/DMARC policy and the DMARC regressions. `limit` default 30, at most 100.",
+    "One item per record set whose values changed (confirmed by a second query), per DNSSEC status change, per SPF verdict change and per email transport security regression (kind `email`: MTA-STS, TLS-RPT, DANE, DKIM, BIMI). Reordering, name case and TTL changes are not changes; lookup errors (SERVFAIL, REFUSED, timeouts, garbage) are never changes. `detail` is the verdict in words; `analysis` holds the previous and current parsed SPF/DMARC policy and the DMARC regressions. `limit` default 30, at most 100.",
   access: view, request: { params: s.DomainIdParam, query: s.HistoryQuery }, responses: { 200: json(s.History) },
 });
 

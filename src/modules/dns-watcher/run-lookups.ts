@@ -23,11 +23,23 @@ import { txtText, type WatchedRecordType } from "../../platform/dns/presentation
 import type { DueDomain, DueRecordSet } from "./due-domains";
 import { leftForNextRun, lookupFailure, observe, sameValues, type Observation } from "./observation";
 import { SpfDnsError, spfRecordsOf, type SpfDns, type SpfLookupType } from "./spf";
+import { mxHostsOf, tlsaName } from "./email/view";
 
 const questionKey = (name: string, type: string) => `${name}|${type}`;
 
 /** The include/redirect targets a domain's stored SPF analysis read, with the v=spf1 records it saw there. */
 export const spfTargetsOf = (d: DueDomain): [string, string[]][] => Object.entries(d.spf?.target_records ?? {});
+
+/**
+ * The MX hosts whose `_25._tcp` TLSA records a domain's email checks read: those of its
+ * stored MX values (a confirmed MX change is followed by the next run), and those it
+ * kept TLSA answers for is not enough (a host gone from the MX set is no longer asked).
+ */
+export function daneHostsOf(d: DueDomain): string[] {
+  if (!d.emailChecks) return [];
+  const mx = d.sets.find((s) => s.type === "MX" && s.name === d.name);
+  return mx?.values ? mxHostsOf(mx.values) : [];
+}
 
 /** The v=spf1 records of a target's TXT answer; null when it did not resolve. */
 export function spfRecordsOfAnswer(o: Observation | undefined): string[] | null {
@@ -50,9 +62,10 @@ export interface RunAnswers {
   confirmation(name: string, type: string): Observation | undefined;
   /** One of the domain's questions was never put (the run's deadline passed): the domain is left for the next run. */
   notAsked(domain: DueDomain): boolean;
-  /** Distinct questions asked first (record sets and SPF targets), of which SPF targets only; confirmations, of which for SPF targets only. */
+  /** Distinct questions asked first (record sets, SPF targets and MX hosts' TLSA), of which SPF targets only, of which TLSA only; confirmations, of which for SPF targets only. */
   readonly distinctQuestions: number;
   readonly spfTargetQuestions: number;
+  readonly tlsaQuestions: number;
   readonly confirmations: number;
   readonly spfTargetConfirmations: number;
 }
@@ -87,6 +100,8 @@ export async function askRunQuestions(due: readonly DueDomain[], resolver: DnsRe
   for (const d of due) for (const s of d.sets) add(questions, s.name, s.type);
   const setQuestions = questions.size;
   for (const d of due) for (const [name] of spfTargetsOf(d)) add(questions, name, "TXT");
+  const beforeTlsa = questions.size;
+  for (const d of due) for (const host of daneHostsOf(d)) add(questions, tlsaName(host), "TLSA");
   const first = await askAll(questions);
   const firstOf = (s: DueRecordSet) => first.get(questionKey(s.name, s.type))!;
   const servfailOf = (d: DueDomain) => d.sets.find((s) => firstOf(s).kind === "error" && firstOf(s).rcode === "SERVFAIL");
@@ -129,11 +144,24 @@ export async function askRunQuestions(due: readonly DueDomain[], resolver: DnsRe
     }
   }
   const spfTargetConfirmations = toConfirm.size - setConfirmations;
+  // A TLSA answer that differs from what the domain kept (records or AD bit) is asked again, like a record set.
+  for (const d of due) {
+    for (const host of daneHostsOf(d)) {
+      const o = first.get(questionKey(tlsaName(host), "TLSA"));
+      const kept = d.email.tlsa[host];
+      if (o?.kind !== "resolved" || !kept || kept.collection.last_success_at === null) continue;
+      if (kept.validated !== o.authenticData || kept.rcode !== o.rcode || !sameValues(o.values, kept.values)) add(toConfirm, tlsaName(host), "TLSA");
+    }
+  }
   const second = await askAll(toConfirm);
   const probe = await askAll(toProbe, true);
 
   const domainNotAsked = (d: DueDomain) => {
-    const keys = [...d.sets.map((s) => questionKey(s.name, s.type)), ...spfTargetsOf(d).map(([name]) => questionKey(name, "TXT"))];
+    const keys = [
+      ...d.sets.map((s) => questionKey(s.name, s.type)),
+      ...spfTargetsOf(d).map(([name]) => questionKey(name, "TXT")),
+      ...daneHostsOf(d).map((host) => questionKey(tlsaName(host), "TLSA")),
+    ];
     const notAsked = (o: Observation | undefined) => o?.kind === "error" && o.notAsked === true;
     return keys.some((k) => notAsked(first.get(k)) || notAsked(second.get(k)) || notAsked(probe.get(k)));
   };
@@ -148,7 +176,8 @@ export async function askRunQuestions(due: readonly DueDomain[], resolver: DnsRe
     confirmation: (name, type) => second.get(questionKey(name, type)),
     notAsked: domainNotAsked,
     distinctQuestions: questions.size,
-    spfTargetQuestions: questions.size - setQuestions,
+    spfTargetQuestions: beforeTlsa - setQuestions,
+    tlsaQuestions: questions.size - beforeTlsa,
     confirmations: toConfirm.size,
     spfTargetConfirmations,
   };

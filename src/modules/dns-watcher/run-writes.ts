@@ -50,7 +50,7 @@ function stateRow(a: DomainAssessment) {
   const c = s.collection;
   return [
     a.domain.id, s.status, s.detail, s.dnssecStatus, s.dnssecError, s.spf === null ? null : json(s.spf), s.dmarc === null ? null : json(s.dmarc),
-    c.failingSince, c.consecutiveFailures, c.nextAttemptAt, c.errorClass, c.errorMessage,
+    c.failingSince, c.consecutiveFailures, c.nextAttemptAt, c.errorClass, c.errorMessage, a.email.stateChanged ? json(s.email) : a.domain.emailJson,
   ];
 }
 
@@ -69,6 +69,9 @@ const POLICY_IF_WATCHED = {
     `CASE WHEN EXISTS (SELECT 1 FROM dns_record_sets r WHERE r.domain_id = dns_domains.id AND r.name = '_dmarc.' || dns_domains.domain_name AND r.type = 'TXT') THEN ${value} END`,
 };
 
+/** The email state is written only while the domain's email checks are on (turning them off while a run resolves keeps it cleared). */
+const EMAIL_IF_CHECKED = (value: string) => `CASE WHEN dns_domains.email_checks = 1 THEN ${value} ELSE dns_domains.email_json END`;
+
 // ---- the bulk statements (every domain without a confirmed change) -------------------
 
 const BULK_SQL = {
@@ -79,9 +82,9 @@ const BULK_SQL = {
     FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS e, value ->> '$[2]' AS c, value ->> '$[3]' AS n, value ->> '$[4]' AS fs, value ->> '$[5]' AS ls FROM json_each(?)) AS u
     WHERE dns_record_sets.id = u.id`,
   states: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = CASE WHEN u.s = 'error' THEN dns_domains.last_success_at ELSE ?1 END, last_check_status = u.s, last_check_detail = u.d, dnssec_status = u.ds, dnssec_error = u.de, spf_json = ${POLICY_IF_WATCHED.spf("u.spf")}, dmarc_json = ${POLICY_IF_WATCHED.dmarc("u.dm")},
-      collection_failing_since = u.cfs, collection_failures = u.cn, collection_next_attempt_at = u.cna, collection_error_class = u.cc, collection_error = u.ce
+      collection_failing_since = u.cfs, collection_failures = u.cn, collection_next_attempt_at = u.cna, collection_error_class = u.cc, collection_error = u.ce, email_json = ${EMAIL_IF_CHECKED("u.em")}
     FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS s, value ->> '$[2]' AS d, value ->> '$[3]' AS ds, value ->> '$[4]' AS de, value ->> '$[5]' AS spf, value ->> '$[6]' AS dm,
-      value ->> '$[7]' AS cfs, value ->> '$[8]' AS cn, value ->> '$[9]' AS cna, value ->> '$[10]' AS cc, value ->> '$[11]' AS ce FROM json_each(?2)) AS u
+      value ->> '$[7]' AS cfs, value ->> '$[8]' AS cn, value ->> '$[9]' AS cna, value ->> '$[10]' AS cc, value ->> '$[11]' AS ce, value ->> '$[12]' AS em FROM json_each(?2)) AS u
     WHERE dns_domains.id = u.id`,
   quiet: `UPDATE dns_domains SET last_checked_at = ?1, last_success_at = ?1, last_check_status = 'ok', last_check_detail = NULL,
       collection_failing_since = NULL, collection_failures = 0, collection_next_attempt_at = ?3, collection_error_class = NULL, collection_error = NULL
@@ -119,6 +122,8 @@ function guardOf(a: DomainAssessment, h: HistoryEntry, resolvedAt: string, table
   }
   // An SPF verdict change: the domain still holds the analysis this run started from (spf_json as read).
   if (h.kind === "spf") return { sql: `EXISTS (SELECT 1 FROM dns_domains WHERE id = ? AND spf_json IS ?) AND ${notYet}`, params: [a.domain.id, a.domain.spfJson, ...notYetParams] };
+  // An email regression: the domain still holds the email state this run started from (its inputs digest moves with every regression).
+  if (h.kind === "email") return { sql: `EXISTS (SELECT 1 FROM dns_domains WHERE id = ? AND email_json IS ?) AND ${notYet}`, params: [a.domain.id, a.domain.emailJson, ...notYetParams] };
   return { sql: `EXISTS (SELECT 1 FROM dns_domains WHERE id = ? AND dnssec_status = ?) AND ${notYet}`, params: [a.domain.id, a.domain.dnssecStatus, ...notYetParams] };
 }
 
@@ -165,22 +170,23 @@ function changePlan(d1: D1Database, a: DomainAssessment, resolvedAt: string): Gu
       );
     }
   }
-  const [id, status, detail, dnssecStatus, dnssecError, spf, dmarc, cfs, cn, cna, cc, ce] = stateRow(a);
+  const [id, status, detail, dnssecStatus, dnssecError, spf, dmarc, cfs, cn, cna, cc, ce, em] = stateRow(a);
   // A recorded DNSSEC status or SPF verdict change is guarded like a record change: it applies once.
   const dnssecGuard = a.history.some((h) => h.kind === "dnssec");
   const spfGuard = a.history.some((h) => h.kind === "spf");
-  if (dnssecGuard || spfGuard) guarded.push(statements.length);
+  const emailGuard = a.history.some((h) => h.kind === "email");
+  if (dnssecGuard || spfGuard || emailGuard) guarded.push(statements.length);
   statements.push(
     d1
       .prepare(
         `UPDATE dns_domains SET last_checked_at = ?, last_success_at = CASE WHEN ? = 'error' THEN last_success_at ELSE ? END, last_check_status = ?, last_check_detail = ?,
            dnssec_status = ?, dnssec_error = ?, spf_json = ${POLICY_IF_WATCHED.spf("?")}, dmarc_json = ${POLICY_IF_WATCHED.dmarc("?")},
-           collection_failing_since = ?, collection_failures = ?, collection_next_attempt_at = ?, collection_error_class = ?, collection_error = ?
-         WHERE id = ?${dnssecGuard ? " AND dnssec_status = ?" : ""}${spfGuard ? " AND spf_json IS ?" : ""}`,
+           collection_failing_since = ?, collection_failures = ?, collection_next_attempt_at = ?, collection_error_class = ?, collection_error = ?, email_json = ${EMAIL_IF_CHECKED("?")}
+         WHERE id = ?${dnssecGuard ? " AND dnssec_status = ?" : ""}${spfGuard ? " AND spf_json IS ?" : ""}${emailGuard ? " AND email_json IS ?" : ""}`,
       )
       .bind(
-        resolvedAt, status, resolvedAt, status, detail, dnssecStatus, dnssecError, spf, dmarc, cfs, cn, cna, cc, ce, id,
-        ...(dnssecGuard ? [d.dnssecStatus] : []), ...(spfGuard ? [d.spfJson] : []),
+        resolvedAt, status, resolvedAt, status, detail, dnssecStatus, dnssecError, spf, dmarc, cfs, cn, cna, cc, ce, em, id,
+        ...(dnssecGuard ? [d.dnssecStatus] : []), ...(spfGuard ? [d.spfJson] : []), ...(emailGuard ? [d.emailJson] : []),
       ),
   );
   return { domainId: d.id, statements, guarded };

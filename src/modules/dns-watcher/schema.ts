@@ -1,10 +1,21 @@
 /** Request and response schemas of the DNS watcher endpoints. */
 import { z } from "@hono/zod-openapi";
 import { limitOffsetQuery, pathId, sortOrder } from "../../platform/paging";
-import { DNS_CHECK_STATUSES, DNSSEC_STATUS_VALUES } from "../../db/schema/dns-watcher";
+import { DNS_CHECK_STATUSES, DNS_HISTORY_KINDS, DNSSEC_STATUS_VALUES } from "../../db/schema/dns-watcher";
 import { WATCHED_RECORD_TYPES } from "../../platform/dns/presentation";
 import { safeMultilineText } from "../../platform/text";
 import { CollectionSchema } from "../../platform/collection/schema";
+import { EmailSecuritySchema } from "./email/schema";
+
+export const MAX_DKIM_SELECTORS = 20;
+const emailChecks = z.boolean().openapi({
+  description:
+    "Watch the domain's mail transport security: MTA-STS (record and policy), TLS-RPT, DANE/TLSA of the MX hosts, DKIM keys of dkim_selectors, BIMI. On: the _mta-sts, _smtp._tls and default._bimi TXT record sets are watched, the MX hosts' TLSA records asked and the MTA-STS policy fetched (daily, or when its id changes); off (the default: a domain that sends no mail pays nothing): they are no longer watched",
+});
+const dkimSelectors = z
+  .array(z.string().min(1).max(200))
+  .max(MAX_DKIM_SELECTORS)
+  .openapi({ example: ["google", "s1"], description: `DKIM selectors whose keys are watched (<selector>._domainkey TXT), at most ${MAX_DKIM_SELECTORS}; they cannot be discovered from DNS. On update, the list replaces the current one` });
 
 export const DOMAIN_SORT = ["domain_name", "enabled", "last_checked_at", "dnssec_status", "created_at"] as const;
 export const NOTES_MAX = 2000;
@@ -42,12 +53,14 @@ export const CreateDomain = z
     domain_name: z.string().max(300).openapi({ example: "example.com", description: "Domain to watch; Unicode names are stored as A-labels; internal zones (corp.test) are fine" }),
     enabled: z.boolean().default(true),
     notes: safeMultilineText(NOTES_MAX).default(""),
+    email_checks: emailChecks.default(false),
+    dkim_selectors: dkimSelectors.default([]),
   })
   .openapi("CreateDnsDomain");
 export const DomainCreated = z.object({ id: z.number().int(), message: z.string(), quota_remaining: z.number().int() }).openapi("DnsDomainCreated");
 export const UpdateDomain = z
-  .object({ notes: safeMultilineText(NOTES_MAX).optional(), enabled: z.boolean().optional() })
-  .refine((b) => b.notes !== undefined || b.enabled !== undefined, { message: "give notes and/or enabled" })
+  .object({ notes: safeMultilineText(NOTES_MAX).optional(), enabled: z.boolean().optional(), email_checks: emailChecks.optional(), dkim_selectors: dkimSelectors.optional() })
+  .refine((b) => b.notes !== undefined || b.enabled !== undefined || b.email_checks !== undefined || b.dkim_selectors !== undefined, { message: "give notes, enabled, email_checks and/or dkim_selectors" })
   .openapi("UpdateDnsDomain");
 export const Message = z.object({ message: z.string() }).openapi("DnsMessage");
 
@@ -128,6 +141,9 @@ export const DomainDetail = z
     spf: spfView,
     dmarc: dmarcView,
     dnssec: z.object({ status: z.enum(DNSSEC_STATUS_VALUES), validated: z.boolean(), error: z.string() }),
+    email_checks: z.boolean(),
+    dkim_selectors: z.array(z.string()).openapi({ description: "The declared DKIM selectors (their <selector>._domainkey TXT record sets)" }),
+    email_security: EmailSecuritySchema,
   })
   .openapi("DnsDomainDetail");
 
@@ -139,7 +155,7 @@ export const History = z
       z.object({
         id: z.number().int(),
         observed_at: z.string(),
-        kind: z.enum(["record", "dnssec", "spf"]).openapi({ description: "record: a record set's values changed; dnssec: the DNSSEC status changed; spf: the SPF verdict changed without the domain's own TXT changing (an include/redirect target changed, or the policy was first seen allowing all senders)" }),
+        kind: z.enum(DNS_HISTORY_KINDS).openapi({ description: "record: a record set's values changed; dnssec: the DNSSEC status changed; spf: the SPF verdict changed without the domain's own TXT changing (an include/redirect target changed, or the policy was first seen allowing all senders); email: a mail transport security regression (MTA-STS, TLS-RPT, DANE, DKIM, BIMI; analysis.email names the mechanism, the regressions and the state before and after)" }),
         name: z.string(),
         type: z.string().nullable(),
         old_values: z.array(z.string()),

@@ -3,7 +3,8 @@
  * domain. Every query goes through the organization's Tenant handle; another
  * organization's domain or record set is 404.
  */
-import { desc, eq, sql } from "drizzle-orm";
+import { desc, eq, inArray, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { parse } from "tldts";
 import { dnsDomains, dnsHistory, dnsRecordSets } from "../../db/schema/dns-watcher";
 import { isForeignKeyViolation, isQuotaGuard, isUniqueViolation } from "../../platform/db-errors";
@@ -19,6 +20,8 @@ import { EMPTY_SPF, type SpfAnalysis } from "./spf";
 import type { DOMAIN_SORT } from "./schema";
 import { parseStoredJson } from "./stored-json";
 import { domainCollection, recordSetCollection } from "./collection";
+import { selectorsOf, viewOf } from "./email/assess";
+import { emailNames, NO_EMAIL_STATE, type EmailState } from "./email/view";
 
 registerUsageCounter("dns_domains", (db, organizationId) => tenantDb(db, organizationId).count(dnsDomains));
 
@@ -34,6 +37,23 @@ export const DEFAULT_RECORD_SETS = (domain: string): { name: string; type: Watch
   ...(["A", "AAAA", "MX", "NS", "TXT", "CAA"] as const).map((type) => ({ name: domain, type })),
   { name: `_dmarc.${domain}`, type: "TXT" },
 ];
+
+/** Watched while the domain's email checks are on: the MTA-STS, TLS reporting and BIMI records. */
+export const EMAIL_RECORD_SETS = (domain: string): { name: string; type: "TXT" }[] => {
+  const n = emailNames(domain);
+  return [n.mtaSts, n.tlsRpt, n.bimi].map((name) => ({ name, type: "TXT" }));
+};
+
+/** A DKIM selector as RFC 6376 §3.1 writes it (labels of letters, digits, hyphens; underscores as found in practice), lowercased; 400 naming the field otherwise. */
+export function dkimSelector(raw: string, domain: string, field = "dkim_selectors"): string {
+  const s = raw.trim().toLowerCase();
+  const label = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+  if (s === "" || !s.split(".").every((l) => label.test(l))) throw invalidField(field, `'${raw.slice(0, 80)}' is not a DKIM selector (labels of letters, digits, hyphens and underscores, separated by dots)`, "Invalid DKIM selector");
+  if (`${s}._domainkey.${domain}`.length > 253) throw invalidField(field, `'${raw.slice(0, 80)}' makes a name longer than 253 characters`, "Invalid DKIM selector");
+  return s;
+}
+const dkimRecordSets = (domain: string, selectors: readonly string[]) =>
+  [...new Set(selectors.map((s) => dkimSelector(s, domain)))].map((s) => ({ name: emailNames(domain).dkim(s), type: "TXT" as const }));
 
 /** A wildcard is a zone-file construct, not a name a resolver can be asked about. */
 function refuseWildcard(raw: string, field: string): void {
@@ -133,18 +153,20 @@ function recordSetView(r: RecordSetRow, d: DomainRow) {
  * creates (403). The domain and its default record sets are one D1 batch: never a domain
  * without them.
  */
-export async function createDomain(t: Tenant, input: { domain_name: string; enabled?: boolean; notes?: string }, now: Date) {
+export async function createDomain(t: Tenant, input: { domain_name: string; enabled?: boolean; notes?: string; email_checks?: boolean; dkim_selectors?: string[] }, now: Date) {
   const domainName = watchedDomainName(input.domain_name);
+  const emailChecks = input.email_checks ?? false;
+  const sets = [...DEFAULT_RECORD_SETS(domainName), ...(emailChecks ? EMAIL_RECORD_SETS(domainName) : []), ...dkimRecordSets(domainName, input.dkim_selectors ?? [])];
   const at = now.toISOString();
   // The record sets find the new domain by its unique name (drizzle takes an SQL expression as a value).
   const newDomainId = sql`(SELECT id FROM ${dnsDomains} WHERE ${t.where(dnsDomains, eq(dnsDomains.domainName, domainName))})` as unknown as number;
   const { row, quotaRemaining } = await t.create(
     dnsDomains,
-    { domainName, enabled: input.enabled ?? true, notes: input.notes ?? "", createdAt: at, updatedAt: at },
+    { domainName, enabled: input.enabled ?? true, notes: input.notes ?? "", emailChecks, createdAt: at, updatedAt: at },
     {
       quota: "dns_domains",
       duplicate: `${domainName} is already watched`,
-      alongside: [t.insert(dnsRecordSets, DEFAULT_RECORD_SETS(domainName).map((s) => ({ domainId: newDomainId, name: s.name, type: s.type, createdAt: at })))],
+      alongside: [t.insert(dnsRecordSets, sets.map((s) => ({ domainId: newDomainId, name: s.name, type: s.type, createdAt: at })))],
     },
   );
   return { id: row.id, message: `Watching ${domainName}`, quota_remaining: quotaRemaining ?? 0 };
@@ -206,18 +228,78 @@ export async function getDomain(t: Tenant, id: number) {
     spf: spf ? { ...spf, watched: spfWatched } : { ...EMPTY_SPF, status: "unknown" as const, watched: spfWatched },
     dmarc: { ...(dmarc ?? NO_DMARC), status: dmarcStatus(dmarc), watched: dmarcWatched },
     dnssec: { status: d.dnssecStatus, validated: d.dnssecStatus === "validated", error: d.dnssecError },
+    email_checks: d.emailChecks,
+    dkim_selectors: selectorsOf(d.domainName, sets),
+    email_security: await emailSecurityOf(d, sets, dmarc),
   };
 }
 
-export async function updateDomain(t: Tenant, id: number, input: { notes?: string; enabled?: boolean }, now: Date) {
-  await t.getOr404(dnsDomains, id, "DNS domain");
-  await t
-    .update(
+/**
+ * The email view from what the watcher stored. With the checks off every mechanism is
+ * unknown, and says why; with them on, a record set not watched (deleted) reads as never observed.
+ */
+async function emailSecurityOf(d: DomainRow, sets: RecordSetRow[], dmarc: DmarcRecord | null) {
+  const valuesOf = (name: string, type: string) => parseStoredJson<string[]>(sets.find((s) => s.name === name && s.type === type)?.valuesJson ?? null);
+  const selectors = selectorsOf(d.domainName, sets);
+  if (!d.emailChecks) {
+    const view = await viewOf({ name: d.domainName, emailChecks: false }, () => null, NO_EMAIL_STATE, null, []);
+    const off = "The email checks are off for this domain (email_checks): nothing is looked up.";
+    return {
+      enabled: false,
+      ...view,
+      mta_sts: { ...view.mta_sts, findings: [off] },
+      dane: { ...view.dane, findings: [off] },
+      dkim: { ...view.dkim, findings: [off] },
+      bimi: { ...view.bimi, findings: [off] },
+    };
+  }
+  const state = parseStoredJson<EmailState>(d.emailJson) ?? NO_EMAIL_STATE;
+  return { enabled: true, ...(await viewOf({ name: d.domainName, emailChecks: true }, valuesOf, state, dmarc, selectors)) };
+}
+
+/**
+ * Notes, enabled, email checks and DKIM selectors, in one D1 batch. Turning the email
+ * checks on watches the _mta-sts, _smtp._tls and default._bimi TXT record sets; off stops
+ * watching them and clears what the checks kept. `dkim_selectors` replaces the declared
+ * selectors (their `<selector>._domainkey` TXT record sets). The record set cap holds (403).
+ */
+export async function updateDomain(t: Tenant, id: number, input: { notes?: string; enabled?: boolean; email_checks?: boolean; dkim_selectors?: string[] }, now: Date) {
+  const d = await t.getOr404(dnsDomains, id, "DNS domain");
+  const at = now.toISOString();
+  const ofDomain = eq(dnsRecordSets.domainId, id);
+  const statements: BatchItem<"sqlite">[] = [
+    t.update(
       dnsDomains,
-      { ...(input.notes !== undefined ? { notes: input.notes } : {}), ...(input.enabled !== undefined ? { enabled: input.enabled } : {}), updatedAt: now.toISOString() },
+      {
+        ...(input.notes !== undefined ? { notes: input.notes } : {}),
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+        ...(input.email_checks !== undefined ? { emailChecks: input.email_checks } : {}),
+        ...(input.email_checks === false ? { emailJson: null } : {}),
+        updatedAt: at,
+      },
       eq(dnsDomains.id, id),
-    )
-    .run();
+    ),
+  ];
+  const add: { name: string; type: WatchedRecordType }[] = [];
+  if (input.email_checks === true) add.push(...EMAIL_RECORD_SETS(d.domainName));
+  if (input.email_checks === false) {
+    statements.push(t.delete(dnsRecordSets, ofDomain, eq(dnsRecordSets.type, "TXT"), inArray(dnsRecordSets.name, EMAIL_RECORD_SETS(d.domainName).map((s) => s.name))));
+  }
+  if (input.dkim_selectors !== undefined) {
+    const wanted = dkimRecordSets(d.domainName, input.dkim_selectors);
+    const declared = (await t.select(dnsRecordSets, ofDomain).all()).filter((s) => selectorsOf(d.domainName, [s]).length === 1);
+    const gone = declared.filter((s) => !wanted.some((w) => w.name === s.name)).map((s) => s.id);
+    if (gone.length) statements.push(t.delete(dnsRecordSets, ofDomain, inArray(dnsRecordSets.id, gone)));
+    add.push(...wanted);
+  }
+  if (add.length) {
+    statements.push(t.insert(dnsRecordSets, add.map((s) => ({ domainId: id, name: s.name, type: s.type, createdAt: at }))).onConflictDoNothing(), recordSetCap(t, id));
+  }
+  try {
+    await t.db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  } catch (err) {
+    throw recordSetWriteError(err, "record set already watched");
+  }
   return { message: "DNS domain updated" };
 }
 

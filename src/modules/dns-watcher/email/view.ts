@@ -83,6 +83,8 @@ export interface EmailState {
   policy: StoredPolicy | null;
   /** By MX host (lowercase, no trailing dot). */
   tlsa: Record<string, StoredTlsa>;
+  /** A digest of the record values the view was last built from (email/assess.ts). */
+  inputs?: string;
 }
 export const NO_EMAIL_STATE: EmailState = { policy: null, tlsa: {} };
 
@@ -164,6 +166,7 @@ function mtaStsView(i: EmailInputs, mxHosts: string[]): MtaStsView {
       status = "unknown";
       findings.push(stored?.collection.error ? `The policy could not be fetched: ${stored.collection.error}.` : "The policy has not been fetched yet.");
     } else if (p) {
+      if (stored!.collection.failures > 0) findings.push(`The last fetch of the policy failed (${stored!.collection.error}); shown is the policy read at ${stored!.fetched_at}.`);
       if (stored!.fetched_for_id !== r.id) findings.push(`The policy was last fetched for id ${stored!.fetched_for_id}; the record now says ${r.id} (it is fetched again at the next run).`);
       if (uncovered.length) {
         status = "invalid";

@@ -1,0 +1,96 @@
+/** The `email_security` object of the DNS domain detail (email/view.ts EmailSecurityView), declared for validation and the OpenAPI document. */
+import { z } from "@hono/zod-openapi";
+import { MECHANISM_STATUSES } from "./view";
+
+const status = z.enum(MECHANISM_STATUSES).openapi({
+  description: "ok; missing: looked up, not published; invalid: published but senders or receivers would not use it as meant (see findings); unknown: not observed yet (the record set never resolved, the policy never fetched) or the email checks are off",
+});
+const findings = z.array(z.string()).openapi({ description: "What each finding means and what to do, in words" });
+const StoredCollection = z
+  .object({
+    last_attempt_at: z.string().nullable(),
+    last_success_at: z.string().nullable(),
+    failures: z.number().int().openapi({ description: "Consecutive failed attempts (0: the last attempt succeeded)" }),
+    failing_since: z.string().nullable(),
+    error_class: z.string().nullable().openapi({ description: "collection error class of the last failure (dns_resolution, connect, timeout, http_status, rate_limited, blocked...)" }),
+    error: z.string().nullable().openapi({ description: "The last failure in words" }),
+  })
+  .openapi("EmailCheckCollection", { description: "Whether the fetch or lookup could be made: a failure keeps the last observed value and is never a change" });
+
+const TlsaRecord = z.object({ usage: z.number().int(), selector: z.number().int(), matching_type: z.number().int(), data: z.string(), problem: z.string().openapi({ description: "Why SMTP senders ignore the record; empty when usable" }) });
+
+export const EmailSecuritySchema = z
+  .object({
+    enabled: z.boolean().openapi({ description: "The email checks run for this domain (email_checks)" }),
+    mta_sts: z.object({
+      status,
+      record: z.string(),
+      id: z.string(),
+      record_errors: z.array(z.string()),
+      policy: z.object({
+        status,
+        url: z.string(),
+        mode: z.string(),
+        max_age: z.number().int().nullable(),
+        mx: z.array(z.string()),
+        errors: z.array(z.string()),
+        warnings: z.array(z.string()),
+        fetched_at: z.string().nullable().openapi({ description: "When the policy server last answered (a policy or an unusable answer)" }),
+        next_fetch_at: z.string().nullable().openapi({ description: "When it is read again although the id did not change (daily; sooner after a failed fetch)" }),
+        fetched_for_id: z.string(),
+        fingerprint: z.string(),
+        collection: StoredCollection,
+      }),
+      mx_hosts: z.array(z.string()),
+      uncovered_mx: z.array(z.string()),
+      findings,
+    }),
+    tls_rpt: z.object({ status, record: z.string(), rua: z.array(z.string()), errors: z.array(z.string()) }),
+    dane: z.object({
+      status,
+      hosts: z.array(
+        z.object({
+          host: z.string(),
+          status,
+          validated: z.boolean().openapi({ description: "The TLSA answer was DNSSEC-validated (only then do senders use it)" }),
+          records: z.array(TlsaRecord),
+          usable: z.number().int(),
+          problem: z.string(),
+          collection: StoredCollection,
+        }),
+      ),
+      findings,
+    }),
+    dkim: z.object({
+      status,
+      selectors: z.array(
+        z.object({
+          selector: z.string(),
+          status,
+          record: z.string(),
+          key_type: z.string(),
+          bits: z.number().int(),
+          strength: z.enum(["strong", "legacy", "weak", ""]),
+          revoked: z.boolean(),
+          testing: z.boolean(),
+          fingerprint: z.string(),
+          errors: z.array(z.string()),
+        }),
+      ),
+      findings,
+    }),
+    bimi: z.object({
+      status,
+      record: z.string(),
+      location: z.string(),
+      authority: z.string(),
+      declined: z.boolean(),
+      errors: z.array(z.string()),
+      dmarc_enforced: z.boolean(),
+      findings,
+    }),
+  })
+  .openapi("DnsEmailSecurity", {
+    description:
+      "Mail transport security of the domain: MTA-STS (record, policy, MX coverage), TLS reporting, DANE for each MX host, the declared DKIM selectors' keys and BIMI, each with a status and findings",
+  });
