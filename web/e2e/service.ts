@@ -35,6 +35,8 @@ export function hubEnv(hubUrl: string, hub: HubSetup): NodeJS.ProcessEnv {
     RDAP_CHECK_INTERVAL_SECONDS: "0",
     DOH_RESOLVER_URLS: `${hubUrl}/doh/${hub.ns}/dns-query`,
     DNS_CHECK_INTERVAL_SECONDS: "0",
+    // MTA-STS policies from the hub's policy server (test/fixtures/servers/mta-sts.ts).
+    MTA_STS_POLICY_URL: `${hubUrl}/mta-sts/{domain}/.well-known/mta-sts.txt`,
     SCAN_INTERVAL_SECONDS: "0",
     // Incident tools: their local receivers on the hub (test/fixtures/servers/providers.ts).
     PAGERDUTY_EVENTS_URL: `${hubUrl}/providers/pagerduty/v2/enqueue`,

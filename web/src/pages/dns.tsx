@@ -11,6 +11,7 @@ import { DataTable } from "../ui/table";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, Dialog, ErrorBox, KeyValues, Notice, PageHeader, Section } from "../ui/widgets";
 import { CollectionBadge, CollectionDetail, type Collection } from "../ui/collection";
+import { EmailSecurityPanel, type EmailSecurity } from "./dns-email";
 
 export interface DnsDomain {
   id: number;
@@ -41,6 +42,9 @@ interface DomainDetail extends DnsDomain {
   spf: { status: "unknown" | "none" | "ok" | "permerror" | "temperror"; watched: boolean; record: string; all: string; allows_all: boolean; allows_all_via: string; lookup_count: number; includes: string[]; errors: string[] };
   dmarc: { status: "unknown" | "none" | "ok" | "invalid"; watched: boolean; record: string; valid: boolean; p: string; sp: string; pct: number; rua: string[]; errors: string[] };
   dnssec: { status: string; validated: boolean; error: string };
+  email_checks: boolean;
+  dkim_selectors: string[];
+  email_security: EmailSecurity;
 }
 
 export interface ChangedRecord {
@@ -53,11 +57,11 @@ export interface ChangedRecord {
 interface DnsChange extends ChangedRecord {
   id: number;
   observed_at: string;
-  kind: "record" | "dnssec";
+  kind: "record" | "dnssec" | "spf" | "email";
   detail: string;
 }
 
-const RECORD_TYPES = ["A", "AAAA", "CNAME", "MX", "NS", "TXT", "CAA", "SOA", "DS", "DNSKEY"];
+const RECORD_TYPES = ["A", "AAAA", "CNAME", "MX", "NS", "TXT", "CAA", "SOA", "DS", "DNSKEY", "TLSA"];
 
 const DNSSEC_TONE: Record<string, string> = { validated: "good", insecure: "neutral", bogus: "bad", unknown: "neutral" };
 const CHECK_TONE: Record<string, string> = { ok: "good", partial: "warn", error: "bad" };
@@ -157,7 +161,7 @@ export function DnsPage() {
 }
 
 function DomainForm({ onDone, onCancel }: { onDone: (m: string) => void; onCancel: () => void }) {
-  const form = useForm({ domain_name: "", notes: "", enabled: true });
+  const form = useForm({ domain_name: "", notes: "", enabled: true, email_checks: false });
   return (
     <Form
       form={form}
@@ -178,6 +182,7 @@ function DomainForm({ onDone, onCancel }: { onDone: (m: string) => void; onCance
       <TextField form={form} name="domain_name" label="Domain name" required />
       <TextField form={form} name="notes" label="Notes" />
       <CheckField form={form} name="enabled" label="Enabled" />
+      <CheckField form={form} name="email_checks" label="Watch mail transport security (MTA-STS, TLS reporting, DANE, DKIM, BIMI)" />
     </Form>
   );
 }
@@ -336,6 +341,17 @@ export function DnsDomainPage({ id }: { id: string }) {
         </Section>
       )}
       {d && (
+        <EmailSecurityPanel
+          domainId={d.id}
+          domain={d.domain_name}
+          email={d.email_security}
+          selectors={d.dkim_selectors}
+          canUpdate={s.can("dns-watcher:update_monitoring")}
+          onChanged={() => domain.reload()}
+          onError={setErr}
+        />
+      )}
+      {d && (
         <Section title="Lookups">
           <CollectionDetail collection={d.collection} what="DNS lookups" />
           {/* When nothing resolved the record sets below say why; when some did, this names the others. */}
@@ -399,7 +415,19 @@ export function DnsDomainPage({ id }: { id: string }) {
           empty={<p>No change observed since the domain is watched.</p>}
           columns={[
             { label: "Observed", render: (x) => <Time iso={x.observed_at} /> },
-            { label: "Change", render: (x) => (x.kind === "dnssec" ? <span>DNSSEC {x.old_values.join(", ") || "—"} → {x.new_values.join(", ") || "—"}</span> : <RecordDiff records={[x]} />) },
+            {
+              label: "Change",
+              render: (x) =>
+                x.kind === "dnssec" ? (
+                  <span>DNSSEC {x.old_values.join(", ") || "—"} → {x.new_values.join(", ") || "—"}</span>
+                ) : x.kind === "email" ? (
+                  <span>
+                    <Badge value="regression" tone="bad" /> <span class="mono wrap">{x.name}</span>
+                  </span>
+                ) : (
+                  <RecordDiff records={[x]} />
+                ),
+            },
             { label: "Verdict", render: (x) => <span class="small">{x.detail}</span> },
           ]}
         />
