@@ -13,6 +13,7 @@ import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { collectionView } from "../../platform/collection";
+import { nextAttemptWhenEnabled, nextScheduledRun } from "../../platform/scheduler";
 import type { WatchedRecordType } from "../../platform/dns/presentation";
 import { normalizeDomain } from "../../platform/net/domain";
 import { NO_DMARC, type DmarcRecord } from "./dmarc";
@@ -162,7 +163,8 @@ export async function createDomain(t: Tenant, input: { domain_name: string; enab
   const newDomainId = sql`(SELECT id FROM ${dnsDomains} WHERE ${t.where(dnsDomains, eq(dnsDomains.domainName, domainName))})` as unknown as number;
   const { row, quotaRemaining } = await t.create(
     dnsDomains,
-    { domainName, enabled: input.enabled ?? true, notes: input.notes ?? "", emailChecks, createdAt: at, updatedAt: at },
+    // A new domain is due at once: its collection says when it is first asked, not "unknown".
+    { domainName, enabled: input.enabled ?? true, notes: input.notes ?? "", emailChecks, collectionNextAttemptAt: input.enabled === false ? null : nextScheduledRun(now), createdAt: at, updatedAt: at },
     {
       quota: "dns_domains",
       duplicate: `${domainName} is already watched`,
@@ -273,6 +275,8 @@ export async function updateDomain(t: Tenant, id: number, input: { notes?: strin
       {
         ...(input.notes !== undefined ? { notes: input.notes } : {}),
         ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+        // Enabled again: asked at the next run if due, and the collection view says so (drizzle takes an SQL expression as a value).
+        ...(input.enabled === true ? { collectionNextAttemptAt: nextAttemptWhenEnabled(dnsDomains, now) as unknown as string } : {}),
         ...(input.email_checks !== undefined ? { emailChecks: input.email_checks } : {}),
         ...(input.email_checks === false ? { emailJson: null } : {}),
         updatedAt: at,
