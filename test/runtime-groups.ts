@@ -57,7 +57,7 @@ export const OWN_RUNTIME: readonly string[] = [
   "test/reports/weekly.test.ts",
 ];
 
-export const ALONE: readonly string[] = ["test/dns-watcher/collection.test.ts", "test/dns-watcher/watch.test.ts"];
+export const ALONE: readonly string[] = ["test/dns-watcher/collection.test.ts", "test/dns-watcher/email-watch.test.ts", "test/dns-watcher/watch.test.ts"];
 
 /**
  * What gives a file away as one that needs a runtime of its own: it runs scheduled work
