@@ -54,6 +54,9 @@ const PLATFORM_OPERATIONS: [string, string, string | string[]][] = [
   ["delete", "/api/admin/users/{user_id}", "admin:manage_users"],
   ["get", "/api/admin/subscription", "admin:view_subscription"],
   ["put", "/api/admin/subscription", "admin:manage_subscription"],
+  ["get", "/api/admin/heartbeat", "admin:manage_users"],
+  ["put", "/api/admin/heartbeat", "admin:manage_users"],
+  ["delete", "/api/admin/heartbeat", "admin:manage_users"],
   ["get", "/api/admin/audit-logs", "admin:view_audit_logs"],
   ["get", "/api/admin/mail-outbox", "admin:manage_users"],
 ];
