@@ -6,7 +6,8 @@
 import { render, type ComponentChildren } from "preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import "./styles.css";
-import { ApiError, get, post, prefetch, setUnauthorizedHandler } from "./api";
+import { ApiError, prefetch, setUnauthorizedHandler } from "./api";
+import { get, post } from "./api/legacy";
 import { interceptLinks, match, navigate, useLocation } from "./router";
 import { SessionContext, sessionOf, useSession, type Me, type Session } from "./session";
 import { AcceptInvitationPage, LoginPage, SignupPage } from "./pages/auth";

@@ -5984,6 +5984,8 @@ export type paths = {
                     status?: "fired" | "suppressed";
                     /** @description Only this rule's */
                     rule_id?: number;
+                    /** @description Only this alert (a channel's delivery links to it) */
+                    alert_id?: number;
                 };
                 header?: never;
                 path?: never;
@@ -7352,6 +7354,8 @@ export type paths = {
                     status?: "fired" | "suppressed";
                     /** @description Only this rule's */
                     rule_id?: number;
+                    /** @description Only this alert (a channel's delivery links to it) */
+                    alert_id?: number;
                 };
                 header?: never;
                 path?: never;
@@ -8720,6 +8724,8 @@ export type paths = {
                     status?: "fired" | "suppressed";
                     /** @description Only this rule's */
                     rule_id?: number;
+                    /** @description Only this alert (a channel's delivery links to it) */
+                    alert_id?: number;
                 };
                 header?: never;
                 path?: never;
@@ -10088,6 +10094,8 @@ export type paths = {
                     status?: "fired" | "suppressed";
                     /** @description Only this rule's */
                     rule_id?: number;
+                    /** @description Only this alert (a channel's delivery links to it) */
+                    alert_id?: number;
                 };
                 header?: never;
                 path?: never;

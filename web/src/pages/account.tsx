@@ -6,7 +6,8 @@
  */
 import { useState } from "preact/hooks";
 import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/browser";
-import { ApiError, del, get, post } from "../api";
+import { ApiError } from "../api";
+import { del, get, post } from "../api/legacy";
 import { setQuery, useLocation } from "../router";
 import { useSession, type MfaStatus } from "../session";
 import { Form, TextField, useForm } from "../ui/form";
@@ -230,7 +231,7 @@ function Passkeys({ onChanged }: { onChanged: (codes?: string[] | null) => Promi
         state={state}
         onState={setState}
         total={list.data?.passkeys.length}
-        rows={list.data ? localPage(list.data.passkeys, state, (x, k) => (x as any)[k]) : undefined}
+        rows={list.data ? localPage(list.data.passkeys, state) : undefined}
         loading={list.loading}
         rowKey={(p) => p.id}
         empty={<p>No passkey yet.</p>}
@@ -352,7 +353,7 @@ function SessionsTab() {
         state={state}
         onState={setState}
         total={r.data?.sessions.length}
-        rows={r.data ? localPage(r.data.sessions, state, (x, k) => (x as any)[k]) : undefined}
+        rows={r.data ? localPage(r.data.sessions, state) : undefined}
         loading={r.loading}
         error={r.error}
         rowKey={(x) => x.id}

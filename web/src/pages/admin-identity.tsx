@@ -4,7 +4,8 @@
  * each, default roles, enforcement with its break-glass administrator).
  */
 import { useState } from "preact/hooks";
-import { ApiError, del, get, post, put } from "../api";
+import { ApiError } from "../api";
+import { del, get, post, put } from "../api/legacy";
 import { useSession } from "../session";
 import { CheckField, Form, SelectField, TextArea, TextField, useForm } from "../ui/form";
 import { useResource } from "../ui/resource";

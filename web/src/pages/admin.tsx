@@ -6,7 +6,8 @@
  * team's own dead-man's switch, pinged after each healthy run).
  */
 import { useState } from "preact/hooks";
-import { ApiError, del, get, post, put } from "../api";
+import { ApiError } from "../api";
+import { del, get, post, put } from "../api/legacy";
 import { setQuery, useLocation } from "../router";
 import { MODULE_LABELS, useSession } from "../session";
 import { CheckField, Form, SelectField, TextField, useForm, type FormState } from "../ui/form";
@@ -91,7 +92,7 @@ function UsersTab() {
         state={state}
         onState={setState}
         total={r.data?.users.length}
-        rows={r.data ? localPage(r.data.users, state, (x, k) => (x as any)[k]) : undefined}
+        rows={r.data ? localPage(r.data.users, state) : undefined}
         loading={r.loading}
         error={r.error}
         rowKey={(u) => u.id}
@@ -367,7 +368,7 @@ function TokensTab() {
             state={state}
             onState={setState}
             total={own.data?.tokens.length}
-            rows={own.data ? localPage(own.data.tokens, state, (x, k) => (x as any)[k]) : undefined}
+            rows={own.data ? localPage(own.data.tokens, state) : undefined}
             loading={own.loading}
             error={own.error}
             rowKey={(t) => t.id}
@@ -383,7 +384,7 @@ function TokensTab() {
             state={orgState}
             onState={setOrgState}
             total={org.data.tokens.length}
-            rows={localPage(org.data.tokens, orgState, (x, k) => (x as any)[k])}
+            rows={localPage(org.data.tokens, orgState)}
             loading={org.loading}
             error={org.error}
             rowKey={(t) => t.id}

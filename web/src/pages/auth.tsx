@@ -8,7 +8,8 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
-import { ApiError, post } from "../api";
+import { ApiError } from "../api";
+import { post } from "../api/legacy";
 import { useLocation } from "../router";
 import { Form, TextField, useForm } from "../ui/form";
 import { ActionButton, ErrorBox, Notice } from "../ui/widgets";

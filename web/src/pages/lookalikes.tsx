@@ -7,7 +7,8 @@
  * the API as text: lookalike data is written by attackers and is never markup here.
  */
 import { useState } from "preact/hooks";
-import { get, post, type ApiError } from "../api";
+import { type ApiError } from "../api";
+import { get, post } from "../api/legacy";
 import { setQuery, useLocation } from "../router";
 import { useSession } from "../session";
 import { CollectionBadge, CollectionDetail, type Collection } from "../ui/collection";

@@ -5,7 +5,8 @@
  * CT matches that are new since the last visit.
  */
 import { useEffect, useState } from "preact/hooks";
-import { get, isMissingEndpoint } from "../api";
+import { isMissingEndpoint } from "../api";
+import { get } from "../api/legacy";
 import { useSession } from "../session";
 import { LineChart } from "../ui/charts";
 import { useResource, useTableState } from "../ui/resource";

@@ -5,7 +5,8 @@
  * mailed the report beside the members.
  */
 import { useEffect } from "preact/hooks";
-import { get, isMissingEndpoint, put } from "../api";
+import { isMissingEndpoint } from "../api";
+import { get, put } from "../api/legacy";
 import { useSession } from "../session";
 import { Form, TextArea, useForm } from "../ui/form";
 import { useResource, useTableState } from "../ui/resource";
@@ -42,7 +43,7 @@ export function ReportsPage() {
             state={state}
             onState={setState}
             total={reports?.length}
-            rows={reports ? localPage(reports, state, (x, k) => (x as any)[k]) : undefined}
+            rows={reports ? localPage(reports, state) : undefined}
             loading={r.loading}
             error={r.error}
             rowKey={(x) => x.id}

@@ -4,7 +4,7 @@
  * an answer that arrives after a newer request started.
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { ApiError } from "../api";
+import { asApiError, type ApiError } from "../api";
 
 export interface Resource<T> {
   data: T | undefined;
@@ -31,7 +31,7 @@ export function useResource<T>(loader: () => Promise<T>, deps: unknown[]): Resou
       },
       (e) => {
         if (mine !== seq.current) return;
-        setError(e instanceof ApiError ? e : new ApiError(0, "client_error", String(e?.message ?? e)));
+        setError(asApiError(e));
         setLoading(false);
       },
     );
