@@ -3,7 +3,29 @@
  * service binding (the same fetch handler `wrangler dev` serves) and set up
  * organizations and tokens the way a user would, through the API.
  */
-import { exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
+import worker from "../src/index";
+
+/**
+ * Hands a request to the Worker's fetch handler, as Cloudflare's edge (or a service
+ * binding) would: redirects are followed unless the request says `redirect: "manual"`,
+ * each hop going to the Worker again. The handler is called directly rather than through
+ * `exports.default.fetch` of `cloudflare:workers`: in a runtime shared by many test files
+ * (`isolate: false`) that path slows down with every call it has served (measured: 100
+ * calls took 4.5 s, then 6 s, 13.5 s, 23 s, 35 s) until it overflows the stack, while the
+ * direct call stays flat. `ctx.waitUntil` work still joins the test's wait-until set.
+ */
+export async function serve(request: Request): Promise<Response> {
+  let req = request;
+  for (let hop = 0; ; hop++) {
+    const res = await worker.fetch!(req as any, env as any, createExecutionContext());
+    const location = res.headers.get("location");
+    if (request.redirect === "manual" || !location || ![301, 302, 303, 307, 308].includes(res.status) || hop === 20) return res;
+    const keepsBody = res.status === 307 || res.status === 308;
+    req = new Request(new URL(location, req.url), keepsBody ? req : { method: req.method === "HEAD" ? "HEAD" : "GET", headers: req.headers });
+  }
+}
 
 let counter = 0;
 /** A unique suffix per call, so tests sharing a D1 never collide. */
@@ -33,7 +55,7 @@ export async function call<T = any>(
   // says otherwise — no test can starve another of the anonymous budget.
   headers["cf-connecting-ip"] ??= opts.token ? "192.0.2.1" : uniqueIp();
   // `redirect: "manual"` returns a redirect as it is (a browser navigation's view); otherwise it is followed.
-  const res = await (exports as any).default.fetch(new Request(`http://trust-plane.test${path}`, { method, headers, body, redirect: opts.redirect }));
+  const res = await serve(new Request(`http://trust-plane.test${path}`, { method, headers, body, redirect: opts.redirect }));
   const text = await res.text();
   let parsed: any = text;
   try {

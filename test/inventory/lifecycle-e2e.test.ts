@@ -224,6 +224,12 @@ describe("certificate inventory end to end", () => {
     // Phase 2 (one hour later): the organization authorizes CA A; www renewed with the same key,
     // the wildcard renewed with a new key, CA B issues for mail (a known name).
     await call("PUT", "/api/ct-log/issuance-policy", { token, body: { authorized_issuers: [{ name: "Test Public CA A" }], known_key_list_ids: [] } });
+    const checkNew = async (since: string) => {
+      const r = await call("GET", `/api/ct-log/matches/check-new?since=${encodeURIComponent(since)}`, { token: reader });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body;
+    };
+    const beforePhase2 = (await checkNew(new Date(0).toISOString())).as_of;
     const www2 = await issue(caA.id, [`www.${D}`], T + HOUR, T + HOUR + 90 * DAY - 1000, www1.key);
     const wild2 = await issue(caA.id, [`*.${D}`], T + HOUR, T + HOUR + 90 * DAY - 1000);
     const mailB = await issue(caB.id, [`mail.${D}`], T + HOUR, T + HOUR + 90 * DAY - 1000);
@@ -237,6 +243,14 @@ describe("certificate inventory end to end", () => {
     expect((await match(wild2.sha256)).authorization).toMatchObject({ verdict: "unknown_key" });
     expect((await match(mailB.sha256)).authorization).toMatchObject({ verdict: "unexpected_issuer" });
     expect((await match(mailB.sha256)).authorization.reason).toMatch(/Test Public CA B.*not among the organization's issuance policy/);
+    // "New since your last visit" tells the routine renewal apart from the issuance that stands out.
+    expect(await checkNew(beforePhase2)).toMatchObject({
+      count: 3,
+      routine: 1,
+      unexpected: 2,
+      unexpected_by_verdict: { unknown_key: 1, unexpected_issuer: 1, caa_violation: 0 },
+      not_judged: 0,
+    });
 
     // Newer certificates not yet served: deploying within 24 h, stale after.
     expect(stateOf(await listed("", at(T2)))).toMatchObject({ [`www.${D}`]: "deploying", [`api.${D}`]: "deploying" });

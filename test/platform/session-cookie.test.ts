@@ -4,7 +4,7 @@
  * console header; bearer clients unaffected.
  */
 import { describe, expect, it } from "vitest";
-import { PASSWORD, call, callFresh, createToken, invitationTokenFor, signup, unique, uniqueIp } from "../helpers";
+import { PASSWORD, call, callFresh, createToken, invitationTokenFor, serve, signup, unique, uniqueIp } from "../helpers";
 
 const CONSOLE = { "x-trustplane-console": "1" };
 
@@ -48,8 +48,7 @@ describe("session cookie for the web console", () => {
 
   it("is Secure when the request came over HTTPS", async () => {
     const org = await signup("CookieTls");
-    const { exports } = await import("cloudflare:workers");
-    const res = await (exports as any).default.fetch(
+    const res = await serve(
       new Request("https://trust-plane.test/api/auth/login", {
         method: "POST",
         headers: { "content-type": "application/json", "cf-connecting-ip": uniqueIp(), ...CONSOLE },

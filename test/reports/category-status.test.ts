@@ -17,7 +17,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, signup, type Org } from "../helpers";
+import { call, serve, signup, type Org } from "../helpers";
 import { agentCall, createMonitor, registerAgent, result, type FixtureName } from "../cert-watcher/helpers";
 import { control } from "../rdap/data";
 import { createLog, cursor, logKey, postJson, publishLogList, uid, waitForPosition, waitForRun } from "../ct-log/ingest-helpers";
@@ -151,8 +151,7 @@ async function offlineRun(stepMs?: number) {
 const statuses = (data: any) => Object.fromEntries(Object.entries(data.category_status).map(([k, v]: [string, any]) => [k, v.status]));
 
 async function preview(token: string, at: Date) {
-  const { exports } = await import("cloudflare:workers");
-  const res = await (exports as any).default.fetch(
+  const res = await serve(
     new Request("http://trust-plane.test/api/reports/preview/download", { headers: { authorization: `Bearer ${token}`, "cf-connecting-ip": "192.0.2.1", "x-trust-plane-now": at.toISOString() } }),
   );
   return { status: res.status as number, headers: res.headers as Headers, bytes: new Uint8Array(await res.arrayBuffer()) };

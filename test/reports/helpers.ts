@@ -11,7 +11,7 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
 import worker from "../../src/index";
-import { call, type Org } from "../helpers";
+import { call, serve, type Org } from "../helpers";
 import { clone, rdapJson } from "../rdap/data";
 
 export const E = env as unknown as { FIXTURE_URL: string; SMTP_SINK_PORT: string; DB: D1Database };
@@ -73,8 +73,7 @@ export const findingIds = (data: { findings: { id: string }[] }) => data.finding
 
 /** Downloads a report's PDF: status, headers and bytes. */
 export async function download(token: string, reportId: number) {
-  const { exports } = await import("cloudflare:workers");
-  const res = await (exports as any).default.fetch(
+  const res = await serve(
     new Request(`http://trust-plane.test/api/reports/${reportId}/download`, { headers: { authorization: `Bearer ${token}`, "cf-connecting-ip": "192.0.2.1" } }),
   );
   return { status: res.status as number, headers: res.headers as Headers, bytes: new Uint8Array(await res.arrayBuffer()) };

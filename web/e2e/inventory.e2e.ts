@@ -120,8 +120,27 @@ describe("the Inventory page", () => {
     // The served one has its deployment drawn, the renewal not yet.
     expect(await page.locator(`[data-sha256="${www1.sha256}"] .tl-deployed`).count()).toBe(1);
     expect(await page.locator(`[data-sha256="${www2.sha256}"] .tl-deployed`).count()).toBe(0);
+    // The picture is drawn in the stylesheet's colours (an unclosed rule earlier in styles.css once left every shape black).
+    const paint = (sel: string, prop: "fill" | "stroke") => page.locator(sel).first().evaluate((el, p) => getComputedStyle(el).getPropertyValue(p), prop);
+    expect(await paint(`[data-sha256="${www1.sha256}"] .tl-validity`, "fill")).toBe("rgb(219, 234, 254)"); // --info-bg
+    expect(await paint(`[data-sha256="${www1.sha256}"] .tl-deployed`, "fill")).toBe("rgb(20, 83, 45)"); // --good
+    expect(await paint(`[data-sha256="${www1.sha256}"] .tl-overdue`, "stroke")).toBe("rgb(127, 29, 29)"); // --bad
+    // Served by a monitored target: no certificate-monitor proposal offered for it.
+    expect(await page.getByText("a certificate monitor is proposed").count()).toBe(0);
     expect(await page.getByRole("table", { name: "Certificates of this name" }).innerText()).toMatch(/routine/);
     expect(await checkAtWidths(page, "inventory-hostname")).toEqual([]);
+  });
+
+  it("tells routine renewals apart from unexpected issuance on the overview", async () => {
+    const page = admin.page;
+    await page.goto("/");
+    await settled(page);
+    // www's first certificate and mail's: keys never seen deployed when judged; www's renewal keeps the served key.
+    await expect.poll(() => page.getByTestId("whats-new").innerText()).toMatch(/3 new certificate matches/);
+    expect(await page.getByTestId("whats-new-unexpected").innerText()).toMatch(/2 unexpected issuances\s+2 with a key never seen deployed/);
+    expect(await page.getByTestId("whats-new-routine").innerText()).toMatch(/1 routine renewal/);
+    expect(await page.getByTestId("whats-new-not-judged").count()).toBe(0);
+    expect(await checkAtWidths(page, "inventory-overview-new")).toEqual([]);
   });
 
   it("goes from a CT match to where its certificate is deployed in one click", async () => {

@@ -26,7 +26,8 @@ export const AUTHORIZATION_VERDICTS = ["authorized", "unexpected_issuer", "unkno
 export type AuthorizationVerdict = (typeof AUTHORIZATION_VERDICTS)[number];
 
 /** Severity order (worst last): the verdict of a certificate matched by several filters is its worst. */
-const SEVERITY: Record<AuthorizationVerdict, number> = { authorized: 0, unknown_key: 1, unexpected_issuer: 2, caa_violation: 3 };
+export const AUTHORIZATION_SEVERITY: Readonly<Record<AuthorizationVerdict, number>> = { authorized: 0, unknown_key: 1, unexpected_issuer: 2, caa_violation: 3 };
+const SEVERITY = AUTHORIZATION_SEVERITY;
 
 export interface Authorization {
   verdict: AuthorizationVerdict;

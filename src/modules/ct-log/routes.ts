@@ -68,6 +68,8 @@ export const checkNew = defineRoute({
   description:
     "`count`: matches (30-day window) that became visible strictly after `since`; `as_of`: the server's visibility clock when the answer was computed; " +
     "`latest_timestamp`: when the newest match of the window became visible (null when there is none). " +
+    "`count` splits into `routine` (judged `authorized` for every filter: a known key from an authorized issuer), `unexpected` (any other verdict, " +
+    "by verdict in `unexpected_by_verdict`) and `not_judged` (the verdict is set when the match's event is processed, seconds later). " +
     VISIBILITY +
     "**How to poll**: start with any `since` (e.g. the time you start watching), then pass the previous answer's `as_of` as the next `since`. " +
     "Every match counted has `matched_at` <= `as_of` and every match that becomes visible afterwards has `matched_at` > `as_of`, so each match is " +

@@ -241,6 +241,16 @@ export const CheckNewResponse = z
   .object({
     has_new: z.boolean(),
     count: z.number().int().openapi({ description: "Matches in the 30-day window that became visible strictly after `since`" }),
+    routine: z.number().int().openapi({
+      description: "Of `count`, the routine issuance: judged `authorized` for every filter that matched (a known key from an authorized issuer, typically a renewal)",
+    }),
+    unexpected: z.number().int().openapi({ description: "Of `count`, the issuance that stands out: a worst verdict other than `authorized` (the sum of `unexpected_by_verdict`)" }),
+    unexpected_by_verdict: z
+      .object({ unknown_key: z.number().int(), unexpected_issuer: z.number().int(), caa_violation: z.number().int() })
+      .openapi({ description: "`unexpected` by the match's worst verdict" }),
+    not_judged: z.number().int().openapi({
+      description: "Of `count`, the matches whose verdict is not known yet (their event is processed seconds after they become visible): neither routine nor unexpected so far",
+    }),
     latest_timestamp: z
       .string()
       .nullable()

@@ -36,7 +36,7 @@ import { parseFilterPattern } from "./filters/pattern";
 import { logCollection, logRecord } from "./collection";
 import { currentLogList } from "./loglist-service";
 import { monitoredLogs } from "./loglist";
-import { worstAuthorization, type Authorization, type AuthorizedIssuer } from "./authorization";
+import { AUTHORIZATION_SEVERITY, AUTHORIZATION_VERDICTS, worstAuthorization, type Authorization, type AuthorizationVerdict, type AuthorizedIssuer } from "./authorization";
 import { withKeyHashes } from "./events";
 import type { Evidence } from "./typosquat/detect";
 import { typosquatEligibility } from "./typosquat/eligibility";
@@ -363,7 +363,10 @@ export async function checkNewMatches(t: Tenant, since: string, now: Date) {
   const inWindow = gte(ctMatches.lastMatchedAt, windowStart(now));
   const [clock, fresh, latest] = await t.db.batch([
     t.db.select({ at: ctPublicationClock.at }).from(ctPublicationClock).where(eq(ctPublicationClock.id, 1)),
-    t.countQuery(ctMatches, inWindow, gt(ctMatches.firstMatchedAt, sinceIso)),
+    t.db
+      .select({ n: count(), ...verdictCounts })
+      .from(ctMatches)
+      .where(t.where(ctMatches, inWindow, gt(ctMatches.firstMatchedAt, sinceIso))),
     // The newest first, read down the (organization, first_matched_at) index to the first
     // one still in the window: a client polls this every few seconds, and max() over the
     // window read every match of the last 30 days (2,048: 2.6 ms instead of 0.05 ms in
@@ -375,9 +378,38 @@ export async function checkNewMatches(t: Tenant, since: string, now: Date) {
       .orderBy(desc(ctMatches.firstMatchedAt))
       .limit(1),
   ]);
-  const count = fresh[0]?.n ?? 0;
-  return { has_new: count > 0, count, latest_timestamp: latest[0]?.at ?? null, as_of: clock[0]?.at ?? CLOCK_ORIGIN };
+  const f = fresh[0];
+  const n = f?.n ?? 0;
+  const byVerdict = { unknown_key: f?.unknown_key ?? 0, unexpected_issuer: f?.unexpected_issuer ?? 0, caa_violation: f?.caa_violation ?? 0 };
+  const unexpected = byVerdict.unknown_key + byVerdict.unexpected_issuer + byVerdict.caa_violation;
+  const routine = f?.authorized ?? 0;
+  return {
+    has_new: n > 0,
+    count: n,
+    routine,
+    unexpected,
+    unexpected_by_verdict: byVerdict,
+    not_judged: n - routine - unexpected,
+    latest_timestamp: latest[0]?.at ?? null,
+    as_of: clock[0]?.at ?? CLOCK_ORIGIN,
+  };
 }
+
+/**
+ * Per verdict, how many of the selected matches have it as their verdict: the worst over
+ * their filters, as the match list shows it (judgedOrPending). A match with a filter not
+ * judged yet (its event still pending) or with no filter left counts under none of them.
+ * Correlated on the (match_id, filter_id) key: only the new matches are read.
+ */
+const matchFilterVerdicts = (what: SQL) => sql`(SELECT ${what} FROM ct_match_filters f WHERE f.match_id = "ct_matches"."id")`;
+const worstSeverity = matchFilterVerdicts(
+  sql.raw(`max(CASE json_extract(f."authorization", '$.verdict') ${Object.entries(AUTHORIZATION_SEVERITY).map(([v, n]) => `WHEN '${v}' THEN ${n}`).join(" ")} END)`),
+);
+const pendingFilters = matchFilterVerdicts(sql`count(*) - count(f."authorization")`);
+// Aliased: D1 returns rows keyed by column name, and the four expressions differ only in a bound parameter.
+const verdictCounts = Object.fromEntries(
+  AUTHORIZATION_VERDICTS.map((v) => [v, sql<number>`coalesce(sum(${pendingFilters} = 0 AND ${worstSeverity} = ${AUTHORIZATION_SEVERITY[v]}), 0)`.mapWith(Number).as(`${v}_count`)]),
+) as Record<AuthorizationVerdict, SQL.Aliased<number>>;
 
 /** Deletes matches and typosquatting matches not seen for 30 days (with their occurrences and filter links); a system job over every organization. */
 export async function pruneMatches(db: Db, now: Date): Promise<number> {

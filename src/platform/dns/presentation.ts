@@ -13,11 +13,12 @@
  *   SOA     mname. rname. serial refresh retry expire minimum
  *   DS      keytag algorithm digesttype HEX
  *   DNSKEY  flags protocol algorithm base64
+ *   TLSA    usage selector matching-type HEX  (RFC 6698 §2.2)
  */
 import ipaddr from "ipaddr.js";
 import type { DnsRecord } from "./message";
 
-export const WATCHED_RECORD_TYPES = ["A", "AAAA", "CNAME", "MX", "NS", "TXT", "CAA", "SOA", "DS", "DNSKEY"] as const;
+export const WATCHED_RECORD_TYPES = ["A", "AAAA", "CNAME", "MX", "NS", "TXT", "CAA", "SOA", "DS", "DNSKEY", "TLSA"] as const;
 export type WatchedRecordType = (typeof WATCHED_RECORD_TYPES)[number];
 
 export function isWatchedRecordType(t: string): t is WatchedRecordType {
@@ -110,6 +111,12 @@ export function presentRecord(type: WatchedRecordType, data: unknown): string {
     case "DNSKEY": {
       const d = data as { flags: number; algorithm: number; key: Uint8Array };
       return `${d.flags} 3 ${d.algorithm} ${base64(toBytes(d.key))}`;
+    }
+    case "TLSA": {
+      // dns-packet has no TLSA codec: the data is the raw RDATA (usage, selector, matching type, association data).
+      const b = toBytes(data);
+      if (b.length < 4) throw new PresentationError(`TLSA record of ${b.length} bytes is too short`);
+      return `${b[0]} ${b[1]} ${b[2]} ${hexUpper(b.subarray(3))}`;
     }
   }
 }

@@ -358,7 +358,8 @@ export function InventoryHostnamePage({ hostname }: { hostname: string }) {
               ["CT searched since", h.watched_since ? <Time iso={h.watched_since} date /> : "no CT filter covers this name"],
             ]}
           />
-          {h.proposal && h.proposal.status === "proposed" && (
+          {/* Only for a name no target watches: once monitored, the proposal (accepted or not) is history. */}
+          {h.state === "unmonitored" && h.proposal && h.proposal.status === "proposed" && (
             <p>
               No monitored endpoint serves this name: <a href="/ct?tab=proposals">a certificate monitor is proposed</a>.
             </p>

@@ -241,10 +241,7 @@ function WhatsNew() {
   const session = useSession();
   const key = `trust-plane:last-visit:${session.me.organization.id}:${session.me.user.id}`;
   const [since] = useState(() => localStorage.getItem(key) ?? new Date(Date.now() - 7 * 86_400_000).toISOString());
-  const r = useResource(
-    () => get<{ has_new: boolean; count: number; latest_timestamp: string | null; as_of: string }>("/api/ct-log/matches/check-new", { since }),
-    [since],
-  );
+  const r = useResource(() => get<NewMatches>("/api/ct-log/matches/check-new", { since }), [since]);
   useEffect(() => {
     // The next visit asks from the server's watermark, not this browser's clock: a clock
     // running ahead of the service's would skip the matches published in between.
@@ -254,20 +251,66 @@ function WhatsNew() {
     <Section title="New since your last visit">
       <ErrorBox error={r.error} />
       {r.data && (
-        <p data-testid="whats-new">
+        <div data-testid="whats-new">
           {r.data.has_new ? (
             <>
               <strong>{r.data.count}</strong> new certificate {r.data.count === 1 ? "match" : "matches"} in CT logs since <Time iso={since} />, the latest at{" "}
               <Time iso={r.data.latest_timestamp} />. <a href="/ct?tab=matches">Review the matches</a>.
+              <IssuanceSplit n={r.data} />
             </>
           ) : (
             <>
               No new certificate matches since <Time iso={since} />.
             </>
           )}
-        </p>
+        </div>
       )}
     </Section>
+  );
+}
+
+/** GET /api/ct-log/matches/check-new: the new matches, told apart by their authorization verdict. */
+interface NewMatches {
+  has_new: boolean;
+  count: number;
+  routine: number;
+  unexpected: number;
+  unexpected_by_verdict: { unknown_key: number; unexpected_issuer: number; caa_violation: number };
+  not_judged: number;
+  latest_timestamp: string | null;
+  as_of: string;
+}
+
+const UNEXPECTED_WORDS: Record<keyof NewMatches["unexpected_by_verdict"], string> = {
+  caa_violation: "against the CAA records",
+  unexpected_issuer: "from an issuer not authorized",
+  unknown_key: "with a key never seen deployed",
+};
+
+/** Unexpected issuance first (what to look at), routine renewals apart, and what is not judged yet said as such. */
+function IssuanceSplit({ n }: { n: NewMatches }) {
+  const plural = (k: number, one: string, many: string) => `${k} ${k === 1 ? one : many}`;
+  const why = (Object.keys(UNEXPECTED_WORDS) as (keyof typeof UNEXPECTED_WORDS)[]).filter((v) => n.unexpected_by_verdict[v] > 0).map((v) => `${n.unexpected_by_verdict[v]} ${UNEXPECTED_WORDS[v]}`);
+  return (
+    <ul class="issuance-split" data-testid="whats-new-split">
+      <li data-testid="whats-new-unexpected">
+        {n.unexpected ? (
+          <>
+            <Badge value="unexpected" tone="bad" label={plural(n.unexpected, "unexpected issuance", "unexpected issuances")} /> {why.join(", ")}
+          </>
+        ) : (
+          <span>No unexpected issuance</span>
+        )}
+      </li>
+      <li data-testid="whats-new-routine">
+        <Badge value="routine" tone="good" label={plural(n.routine, "routine renewal", "routine renewals")} /> <span class="muted small">a known key from an authorized issuer</span>
+      </li>
+      {n.not_judged > 0 && (
+        <li data-testid="whats-new-not-judged" class="muted">
+          {plural(n.not_judged, "match", "matches")} not judged yet (the verdict follows within seconds)
+        </li>
+      )}
+    </ul>
   );
 }
 
