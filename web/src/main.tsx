@@ -6,8 +6,7 @@
 import { render, type ComponentChildren } from "preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import "./styles.css";
-import { ApiError, prefetch, setUnauthorizedHandler } from "./api";
-import { get, post } from "./api/legacy";
+import { ApiError, get, post, prefetch, setUnauthorizedHandler } from "./api";
 import { interceptLinks, match, navigate, useLocation } from "./router";
 import { SessionContext, sessionOf, useSession, type Me, type Session } from "./session";
 import { AcceptInvitationPage, LoginPage, SignupPage } from "./pages/auth";
@@ -183,7 +182,7 @@ function App() {
   const [bootError, setBootError] = useState<ApiError>();
   const loadMe = useCallback(async () => {
     try {
-      setMe(await get<Me>("/api/auth/me", undefined, { allowUnauthorized: true }));
+      setMe(await get("/api/auth/me", { allowUnauthorized: true }));
       setBootError(undefined);
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setMe(null);

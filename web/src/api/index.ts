@@ -56,7 +56,8 @@ export function consoleFetch(request: Request): Promise<Response> {
     const early = prefetched.get(request.url);
     if (early) {
       prefetched.delete(request.url);
-      return early;
+      // Prefetched before anyone logged in (the login page came first): ask again with the session.
+      return early.then((r) => (r.status === 401 ? fetch(request) : r));
     }
   }
   return fetch(request);

@@ -11524,7 +11524,7 @@ export type paths = {
         };
         /**
          * Whether matches appeared since a time
-         * @description `count`: matches (30-day window) that became visible strictly after `since`; `as_of`: the server's visibility clock when the answer was computed; `latest_timestamp`: when the newest match of the window became visible (null when there is none). Times are those at which a match became visible: entries are published only after their batch is verified against the log's signed tree head, and each publication is stamped by the database with a time strictly later than every earlier publication's. **How to poll**: start with any `since` (e.g. the time you start watching), then pass the previous answer's `as_of` as the next `since`. Every match counted has `matched_at` <= `as_of` and every match that becomes visible afterwards has `matched_at` > `as_of`, so each match is counted exactly once and no match is ever missed, however long its certificate waited in a log's backlog. Do not pass your own clock: the visibility clock is the database's, and a client clock ahead of it (or equal to it to the millisecond) would skip matches published in between. `latest_timestamp` is informational (it is <= `as_of`).
+         * @description `count`: matches (30-day window) that became visible strictly after `since`; `as_of`: the server's visibility clock when the answer was computed; `latest_timestamp`: when the newest match of the window became visible (null when there is none). `count` splits into `routine` (judged `authorized` for every filter: a known key from an authorized issuer), `unexpected` (any other verdict, by verdict in `unexpected_by_verdict`) and `not_judged` (the verdict is set when the match's event is processed, seconds later). Times are those at which a match became visible: entries are published only after their batch is verified against the log's signed tree head, and each publication is stamped by the database with a time strictly later than every earlier publication's. **How to poll**: start with any `since` (e.g. the time you start watching), then pass the previous answer's `as_of` as the next `since`. Every match counted has `matched_at` <= `as_of` and every match that becomes visible afterwards has `matched_at` > `as_of`, so each match is counted exactly once and no match is ever missed, however long its certificate waited in a log's backlog. Do not pass your own clock: the visibility clock is the database's, and a client clock ahead of it (or equal to it to the millisecond) would skip matches published in between. `latest_timestamp` is informational (it is <= `as_of`).
          *
          *     Requires `ct-log:view_monitoring`.
          */
@@ -16927,7 +16927,9 @@ export type components = {
             methods: ("totp" | "webauthn" | "recovery_code")[];
             expires_at: string;
             /** @description PublicKeyCredentialRequestOptionsJSON for `navigator.credentials.get()` (when the user has passkeys) */
-            webauthn?: Record<string, never>;
+            webauthn?: {
+                [key: string]: unknown;
+            };
         };
         LoginRequest: {
             email: string;
@@ -16950,7 +16952,9 @@ export type components = {
              */
             recovery_code?: string;
             /** @description The passkey's AuthenticationResponseJSON (`startAuthentication()` of @simplewebauthn/browser) */
-            webauthn?: Record<string, never>;
+            webauthn?: {
+                [key: string]: unknown;
+            };
         };
         Message: {
             message: string;
@@ -17055,7 +17059,9 @@ export type components = {
             recovery_code?: string;
         };
         /** @description PublicKeyCredentialCreationOptionsJSON for `startRegistration()` of @simplewebauthn/browser */
-        PasskeyRegistrationOptions: Record<string, never>;
+        PasskeyRegistrationOptions: {
+            [key: string]: unknown;
+        };
         PasskeyRegistered: {
             passkey: components["schemas"]["Passkey"];
             /** @description With the first factor of the account: its ten recovery codes, shown this once */
@@ -17077,7 +17083,9 @@ export type components = {
             /** @example Laptop */
             name: string;
             /** @description The RegistrationResponseJSON `startRegistration()` returned */
-            response: Record<string, never>;
+            response: {
+                [key: string]: unknown;
+            };
         };
         PasskeyList: {
             passkeys: components["schemas"]["Passkey"][];
@@ -18076,6 +18084,18 @@ export type components = {
             has_new: boolean;
             /** @description Matches in the 30-day window that became visible strictly after `since` */
             count: number;
+            /** @description Of `count`, the routine issuance: judged `authorized` for every filter that matched (a known key from an authorized issuer, typically a renewal) */
+            routine: number;
+            /** @description Of `count`, the issuance that stands out: a worst verdict other than `authorized` (the sum of `unexpected_by_verdict`) */
+            unexpected: number;
+            /** @description `unexpected` by the match's worst verdict */
+            unexpected_by_verdict: {
+                unknown_key: number;
+                unexpected_issuer: number;
+                caa_violation: number;
+            };
+            /** @description Of `count`, the matches whose verdict is not known yet (their event is processed seconds after they become visible): neither routine nor unexpected so far */
+            not_judged: number;
             /** @description When the newest match of the 30-day window became visible (its `matched_at`); null when there is none. Informational: poll with `as_of` */
             latest_timestamp: string | null;
             /**
@@ -19356,7 +19376,7 @@ export type components = {
             id: number;
             name: string;
             /** @enum {string} */
-            type: "A" | "AAAA" | "CNAME" | "MX" | "NS" | "TXT" | "CAA" | "SOA" | "DS" | "DNSKEY";
+            type: "A" | "AAAA" | "CNAME" | "MX" | "NS" | "TXT" | "CAA" | "SOA" | "DS" | "DNSKEY" | "TLSA";
             /** @description Canonical values (sorted, names lowercase with trailing dot, TTL left out); [] = NXDOMAIN/NODATA; null before the first resolution */
             values: string[] | null;
             rcode: string | null;
@@ -19435,7 +19455,7 @@ export type components = {
              */
             name: string;
             /** @enum {string} */
-            type: "A" | "AAAA" | "CNAME" | "MX" | "NS" | "TXT" | "CAA" | "SOA" | "DS" | "DNSKEY";
+            type: "A" | "AAAA" | "CNAME" | "MX" | "NS" | "TXT" | "CAA" | "SOA" | "DS" | "DNSKEY" | "TLSA";
         };
         DnsHistory: {
             domain: string;

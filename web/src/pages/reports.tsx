@@ -6,7 +6,7 @@
  */
 import { useEffect } from "preact/hooks";
 import { isMissingEndpoint } from "../api";
-import { get, put } from "../api/legacy";
+import { get, put } from "../api";
 import { useSession } from "../session";
 import { Form, TextArea, useForm } from "../ui/form";
 import { useResource, useTableState } from "../ui/resource";
@@ -20,7 +20,7 @@ export const PREVIEW_URL = "/api/reports/preview/download";
 
 export function ReportsPage() {
   const session = useSession();
-  const r = useResource(() => get<{ success: boolean; data: Report[] }>("/api/reports", { limit: 54 }), []);
+  const r = useResource(() => get("/api/reports", { params: { query: { limit: 54 } } }), []);
   const [state, setState] = useTableState({ sortBy: "period_end", sortOrder: "desc", pageSize: 10 });
   const reports = r.data?.data;
   return (
@@ -108,11 +108,11 @@ function MailStatus({ mail }: { mail: ReportMail }) {
   );
 }
 
-const RECIPIENTS_URL = "/api/reports/recipients";
+const RECIPIENTS_URL = "/api/reports/recipients" as const;
 
 /** The addresses an administrator adds to the weekly report's mail (members choose for themselves). */
 function RecipientsSection() {
-  const r = useResource(() => get<{ emails: string[] }>(RECIPIENTS_URL), []);
+  const r = useResource(() => get(RECIPIENTS_URL), []);
   const form = useForm({ emails: "" });
   const saved = r.data?.emails;
   useEffect(() => {
@@ -129,7 +129,7 @@ function RecipientsSection() {
         label="Report recipients"
         submitLabel="Save recipients"
         onSubmit={async () => {
-          if (await form.submit((v) => put(RECIPIENTS_URL, { emails: v.emails.split(/[\s,;]+/).filter(Boolean) }))) r.reload();
+          if (await form.submit((v) => put(RECIPIENTS_URL, { body: { emails: v.emails.split(/[\s,;]+/).filter(Boolean) } }))) r.reload();
         }}
       >
         <TextArea form={form} name="emails" label="Addresses" hint="One plain address per line (soc@example.com), at most 50." rows={4} mono />
