@@ -108,6 +108,9 @@ type Success<Op> = Op extends { responses: infer R }
 /** The success body of `M P`, for a response the document does not name: `ResponseOf<"get", "/api/auth/sessions">`. */
 export type ResponseOf<M extends HttpMethod, P extends PathsWithMethod<paths, M>> = Success<paths[P][M & keyof paths[P]]>;
 
+/** The query parameters of `GET P`: `QueryOf<"/api/ct-log/lookalikes">["sort_by"]`. */
+export type QueryOf<P extends PathsWithMethod<paths, "get">> = NonNullable<paths[P]["get"] extends { parameters: { query?: infer Q } } ? Q : never>;
+
 /** Optional when the operation needs no parameter and no body. */
 type Rest<P, M extends HttpMethod> = {} extends Init<P, M> ? [init?: Init<P, M>] : [init: Init<P, M>];
 
