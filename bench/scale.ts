@@ -48,7 +48,7 @@ import * as t from "../src/db/schema";
 import { loadConfig } from "../src/env";
 import { tenantDb } from "../src/platform/tenant";
 import { securityOverview } from "../src/modules/reports/service";
-import { listMatches } from "../src/modules/ct-log/service";
+import { listMatches } from "../src/modules/ct-log/match-service";
 import { scanHistory } from "../src/modules/cert-watcher/service";
 import { history as dnsHistory } from "../src/modules/dns-watcher/service";
 import { history as rdapHistory } from "../src/modules/rdap/service";

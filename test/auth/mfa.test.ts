@@ -220,6 +220,11 @@ describe("signing in with the app", () => {
     for (let i = 0; i < ACCOUNT_CEILING.threshold; i++) {
       expectErrorShape(await login(acct.email, "wrong password!", { "cf-connecting-ip": uniqueIp(), ...at(t + 1_000 + i) }), 401, "unauthorized");
     }
+    // A wrong password from a new address now gets the refusal an account without a second
+    // factor gets (not a 401), so the answer does not say which kind of account this is.
+    const guess = await login(acct.email, "wrong password!", { "cf-connecting-ip": uniqueIp(), ...at(t + 59_000) });
+    expectErrorShape(guess, 429, "rate_limited");
+    expect(guess.body.error.message).toMatch(/only from an address this account used before/);
     const fresh = uniqueIp();
     const token = await passwordStep(acct.email, fresh, t + 60_000);
     const done = await loginMfa({ mfa_token: token, code: codeAt(acct.totp, t + 60_000) }, { "cf-connecting-ip": fresh, ...at(t + 60_000) });

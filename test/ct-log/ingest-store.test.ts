@@ -16,7 +16,7 @@ import { EntryMatcher, type ObservedEntry } from "../../src/modules/ct-log/inges
 import type { LogEntry } from "../../src/modules/ct-log/log-client/types";
 import { publishObservations } from "../../src/modules/ct-log/store";
 import { fanOutPublished, publicationSlices, publishVerified, unemittedEvents, type CtLogPublished } from "../../src/modules/ct-log/fanout";
-import { pruneMatches } from "../../src/modules/ct-log/service";
+import { pruneMatches } from "../../src/modules/ct-log/match-service";
 import { parseDataTile, tileLeafHash } from "../../src/modules/ct-log/wire/static-ct";
 import { desc, eq, sql } from "drizzle-orm";
 import { call, signup } from "../helpers";

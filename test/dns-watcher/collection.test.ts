@@ -63,6 +63,9 @@ describe("DNS collection state", () => {
     const neverId = await watch(org, never);
     let b = await detail(org, neverId);
     expect(b.collection).toMatchObject({ state: "pending", last_attempt_at: null, error: null });
+    // Never asked yet: when it will be is said (the next minute's run), not left unknown.
+    expect(Date.parse(b.collection.next_attempt_at) - Date.now()).toBeGreaterThan(0);
+    expect(Date.parse(b.collection.next_attempt_at) - Date.now()).toBeLessThanOrEqual(60_000);
     expect(b.spf.status).toBe("unknown");
     expect(b.dmarc.status).toBe("unknown");
 

@@ -39,7 +39,11 @@ describe("RDAP collection state", () => {
     expect(Date.parse(collected.collection.next_attempt_at)).toBeGreaterThan(Date.parse(collected.last_checked_at));
 
     await createMonitor(org.session, never);
-    expect((await monitorOf(org.session, never)).collection).toMatchObject({ state: "pending", last_attempt_at: null, error: null });
+    const created = (await monitorOf(org.session, never)).collection;
+    expect(created).toMatchObject({ state: "pending", last_attempt_at: null, error: null });
+    // Never asked yet: when it will be is said (the next minute's run), not left unknown.
+    expect(Date.parse(created.next_attempt_at) - Date.now()).toBeGreaterThan(0);
+    expect(Date.parse(created.next_attempt_at) - Date.now()).toBeLessThanOrEqual(60_000);
     for (const n of [seen, never]) await serve(n, { status: 503 });
     await runCron();
     expect((await monitorOf(org.session, seen)).collection).toMatchObject({ state: "ok", consecutive_failures: 1, error: { class: "http_status" } });

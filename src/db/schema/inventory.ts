@@ -144,6 +144,9 @@ export const inventoryHostnames = sqliteTable(
     uniqueIndex("inventory_hostnames_org_host_unique").on(t.organizationId, t.hostname),
     index("inventory_hostnames_org_state_idx").on(t.organizationId, t.state, t.hostname),
     index("inventory_hostnames_org_readiness_idx").on(t.organizationId, t.readiness, t.hostname),
+    // The refresh job's read across organizations (next_review_at), and a list's "names
+    // due first" of one organization, which otherwise reads all of its names.
     index("inventory_hostnames_review_idx").on(t.nextReviewAt),
+    index("inventory_hostnames_org_review_idx").on(t.organizationId, t.nextReviewAt),
   ],
 );

@@ -96,14 +96,17 @@ export async function login(ctx: SignInContext, input: { email: string; password
   return throttledSignIn<LoginResult>(ctx, input.email, "password", async (gate) => {
     const user = await db.select().from(users).where(eq(users.email, normalizeEmail(input.email))).get();
     const factors = user ? await factorsOf(db, user.id) : null;
-    // Under a distributed attack a password alone no longer signs in from a new address;
-    // decided before the password is checked, so the answer does not say whether it was right.
-    if (gate.ceilingReached && !gate.knownAddress && !(factors && hasFactor(factors))) throw tooManyAttempts(3600, UNDER_ATTACK);
+    const withSecondFactor = !!(factors && hasFactor(factors));
     // Always run PBKDF2, so response time does not reveal whether the email exists.
     const ok = await verifyPassword(input.password, user && hasPassword(user) ? { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations } : DUMMY_PASSWORD_HASH);
+    // Under a distributed attack a password alone no longer signs in from a new address. The
+    // refusal is the same for a right and a wrong password, and for accounts with and without
+    // a second factor, so it tells neither; only the right password of an account with a
+    // second factor goes on to that step (the owner is never kept out).
+    if (gate.ceilingReached && !gate.knownAddress && !(ok && withSecondFactor)) throw tooManyAttempts(3600, UNDER_ATTACK);
     if (!user || !ok || user.status !== "active" || !hasPassword(user)) throw unauthorized(BAD_LOGIN);
     if (await passwordRefusedBySso(db, user)) throw new ApiError("sso_required", SSO_REQUIRED_MESSAGE);
-    if (factors && hasFactor(factors)) {
+    if (withSecondFactor) {
       // The password was right but the sign-in is not complete: neither a failure nor a success yet.
       return { value: { kind: "second_factor" as const, user, challenge: await beginSecondFactor(db, config, user, factors, ctx.clientIp, now) }, outcome: "cancelled" };
     }

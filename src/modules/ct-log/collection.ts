@@ -25,6 +25,7 @@
  * them all, so an outage of all 71 logs is one alert per organization and direction,
  * not 71, and no log's change goes unsaid.
  */
+import { nextScheduledRun } from "../../platform/scheduler";
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { ctFilters, ctLogStates } from "../../db/schema";
@@ -108,11 +109,6 @@ export function logRecord(s: LogStateRow | undefined, log: Pick<CtLogDescriptor,
     errorClass: error?.class ?? null,
     errorMessage: error?.message ?? null,
   };
-}
-
-/** The next scheduled run (the Cron Trigger fires each minute): when a log not backing off is read again. */
-export function nextScheduledRun(now: Date): string {
-  return new Date(Math.ceil((now.getTime() + 1) / 60_000) * 60_000).toISOString();
 }
 
 /** A log's `collection`: its next attempt is the end of its backoff, or the next scheduled run. */

@@ -19,7 +19,7 @@ import { currentLogList } from "./loglist-service";
 import { monitoredLogs, type CtLogDescriptor } from "./loglist";
 import { lookalikeCheckSettings, runLookalikeChecks } from "./lookalikes/check-run";
 import { discoverySettings, runScheduledDiscovery } from "./lookalikes/discovery";
-import { pruneMatches } from "./service";
+import { pruneMatches } from "./match-service";
 
 export function cursorOf(env: Bindings, logId: string) {
   return env.CT_LOG_CURSOR.get(env.CT_LOG_CURSOR.idFromName(`log:${logId}`));

@@ -17,7 +17,11 @@ import * as ls from "./lookalikes/schema";
 import * as lookalikes from "./lookalikes/service";
 import * as s from "./schema";
 import * as policy from "./issuance-policy";
-import * as ct from "./service";
+import * as filters from "./filter-service";
+import * as logs from "./log-service";
+import * as matches from "./match-service";
+import * as proposals from "./proposal-service";
+import * as typosquat from "./typosquat-match-service";
 
 const tags = ["CT log"];
 const view = { permission: "ct-log:view_monitoring" } as const;
@@ -235,20 +239,20 @@ export const ctLogList = defineRoute({
 
 export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
   const t = tenantOf;
-  app.openapi(listFilters, async (c) => c.json(await ct.listFilters(t(c), c.req.valid("query")), 200));
-  app.openapi(getFilter, async (c) => c.json(await ct.getFilter(t(c), c.req.valid("param").filter_id), 200));
-  app.openapi(createFilter, async (c) => c.json(await ct.createFilter(t(c), c.req.valid("json"), c.get("now")), 201));
-  app.openapi(updateFilter, async (c) => c.json(await ct.updateFilter(t(c), c.req.valid("param").filter_id, c.req.valid("json"), c.get("now")), 200));
-  app.openapi(deleteFilter, async (c) => c.json(await ct.deleteFilter(t(c), c.req.valid("param").filter_id, c.get("now")), 200));
-  app.openapi(listMatches, async (c) => c.json(await ct.listMatches(t(c), c.req.valid("query"), c.get("now")), 200));
+  app.openapi(listFilters, async (c) => c.json(await filters.listFilters(t(c), c.req.valid("query")), 200));
+  app.openapi(getFilter, async (c) => c.json(await filters.getFilter(t(c), c.req.valid("param").filter_id), 200));
+  app.openapi(createFilter, async (c) => c.json(await filters.createFilter(t(c), c.req.valid("json"), c.get("now")), 201));
+  app.openapi(updateFilter, async (c) => c.json(await filters.updateFilter(t(c), c.req.valid("param").filter_id, c.req.valid("json"), c.get("now")), 200));
+  app.openapi(deleteFilter, async (c) => c.json(await filters.deleteFilter(t(c), c.req.valid("param").filter_id, c.get("now")), 200));
+  app.openapi(listMatches, async (c) => c.json(await matches.listMatches(t(c), c.req.valid("query"), c.get("now")), 200));
   // Before {sha256}, which would otherwise see "check-new" as a (bad) fingerprint.
-  app.openapi(checkNew, async (c) => c.json(await ct.checkNewMatches(t(c), c.req.valid("query").since, c.get("now")), 200));
-  app.openapi(matchDetail, async (c) => c.json(await ct.matchDetail(t(c), c.req.valid("param").sha256, c.req.valid("query").log_name, c.get("now")), 200));
-  app.openapi(typosquatFilters, async (c) => c.json(await ct.listTyposquatFilters(t(c), c.req.valid("query")), 200));
-  app.openapi(typosquatMatches, async (c) => c.json(await ct.listTyposquatMatches(t(c), c.req.valid("query"), c.get("now")), 200));
+  app.openapi(checkNew, async (c) => c.json(await matches.checkNewMatches(t(c), c.req.valid("query").since, c.get("now")), 200));
+  app.openapi(matchDetail, async (c) => c.json(await matches.matchDetail(t(c), c.req.valid("param").sha256, c.req.valid("query").log_name, c.get("now")), 200));
+  app.openapi(typosquatFilters, async (c) => c.json(await filters.listTyposquatFilters(t(c), c.req.valid("query")), 200));
+  app.openapi(typosquatMatches, async (c) => c.json(await typosquat.listTyposquatMatches(t(c), c.req.valid("query"), c.get("now")), 200));
   app.openapi(typosquatMatchDetail, async (c) => {
     const q = c.req.valid("query");
-    return c.json(await ct.typosquatMatchDetail(t(c), c.req.valid("param").sha256, q.filter_id, q.candidate_domain, c.get("now")), 200);
+    return c.json(await typosquat.typosquatMatchDetail(t(c), c.req.valid("param").sha256, q.filter_id, q.candidate_domain, c.get("now")), 200);
   });
   app.openapi(listLookalikes, async (c) => c.json(await lookalikes.listLookalikes(t(c), c.req.valid("query")), 200));
   // Before {lookalike_id}, which would otherwise see "export" as a (bad) id.
@@ -267,11 +271,11 @@ export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(dismissLookalike, async (c) =>
     c.json(await lookalikes.dismissLookalike(t(c), c.req.valid("param").lookalike_id, c.req.valid("json").reason, principalOf(c).userId ?? null, c.get("now")), 200),
   );
-  app.openapi(listProposals, async (c) => c.json(await ct.listProposals(t(c), c.req.valid("query")), 200));
+  app.openapi(listProposals, async (c) => c.json(await proposals.listProposals(t(c), c.req.valid("query")), 200));
   app.openapi(acceptProposal, async (c) => {
     const principal = principalOf(c);
     const grants = { createDnsDomains: principal.permissions.has("dns-watcher:create_monitoring") };
-    const accepted = await ct.acceptProposal(t(c), c.req.valid("param").proposal_id, c.get("now"), grants);
+    const accepted = await proposals.acceptProposal(t(c), c.req.valid("param").proposal_id, c.get("now"), grants);
     if (accepted.createdDnsDomainId !== null) {
       // The same entry as POST /api/dns-watcher/domains writes (the route layer adds ct_proposal.accept).
       await auditInsert(c.get("db"), {
@@ -287,9 +291,9 @@ export function registerCtLogRoutes(app: OpenAPIHono<AppEnv>) {
     }
     return c.json(accepted.body, 200);
   });
-  app.openapi(dismissProposal, async (c) => c.json(await ct.dismissProposal(t(c), c.req.valid("param").proposal_id, c.get("now")), 200));
+  app.openapi(dismissProposal, async (c) => c.json(await proposals.dismissProposal(t(c), c.req.valid("param").proposal_id, c.get("now")), 200));
   app.openapi(getIssuancePolicy, async (c) => c.json(await policy.getIssuancePolicy(t(c)), 200));
   app.openapi(putIssuancePolicy, async (c) => c.json(await policy.putIssuancePolicy(t(c), c.req.valid("json"), c.get("now")), 200));
-  app.openapi(listLogs, async (c) => c.json(await ct.listLogs(t(c), c.get("config"), c.get("now")), 200));
+  app.openapi(listLogs, async (c) => c.json(await logs.listLogs(t(c), c.get("config"), c.get("now")), 200));
   app.openapi(ctLogList, async (c) => c.json(describeLogList(await currentLogList(c.get("db"), c.get("config"), c.get("now"))), 200));
 }

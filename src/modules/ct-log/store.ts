@@ -18,7 +18,7 @@
  * that time as its matched/observed/detected time. Rows of a later transaction are
  * therefore always later than the clock read before it: check-new answers that clock
  * as `as_of`, and a client that polls with the last answer's `as_of` never misses a
- * match nor counts one twice (service.ts checkNewMatches).
+ * match nor counts one twice (match-service.ts checkNewMatches).
  *
  * Events: at-least-once. `ct_match_filters.event_emitted_at` and
  * `ct_typosquat_matches.event_emitted_at` are set after the organization's

@@ -12,6 +12,7 @@ import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { collectionView } from "../../platform/collection";
+import { nextAttemptWhenEnabled, nextScheduledRun } from "../../platform/scheduler";
 import type { WatchedRecordType } from "../../platform/dns/presentation";
 import { normalizeDomain } from "../../platform/net/domain";
 import { NO_DMARC, type DmarcRecord } from "./dmarc";
@@ -140,7 +141,8 @@ export async function createDomain(t: Tenant, input: { domain_name: string; enab
   const newDomainId = sql`(SELECT id FROM ${dnsDomains} WHERE ${t.where(dnsDomains, eq(dnsDomains.domainName, domainName))})` as unknown as number;
   const { row, quotaRemaining } = await t.create(
     dnsDomains,
-    { domainName, enabled: input.enabled ?? true, notes: input.notes ?? "", createdAt: at, updatedAt: at },
+    // A new domain is due at once: its collection says when it is first asked, not "unknown".
+    { domainName, enabled: input.enabled ?? true, notes: input.notes ?? "", collectionNextAttemptAt: input.enabled === false ? null : nextScheduledRun(now), createdAt: at, updatedAt: at },
     {
       quota: "dns_domains",
       duplicate: `${domainName} is already watched`,
@@ -214,7 +216,13 @@ export async function updateDomain(t: Tenant, id: number, input: { notes?: strin
   await t
     .update(
       dnsDomains,
-      { ...(input.notes !== undefined ? { notes: input.notes } : {}), ...(input.enabled !== undefined ? { enabled: input.enabled } : {}), updatedAt: now.toISOString() },
+      {
+        ...(input.notes !== undefined ? { notes: input.notes } : {}),
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+        // Enabled again: asked at the next run if due, and the collection view says so (drizzle takes an SQL expression as a value).
+        ...(input.enabled === true ? { collectionNextAttemptAt: nextAttemptWhenEnabled(dnsDomains, now) as unknown as string } : {}),
+        updatedAt: now.toISOString(),
+      },
       eq(dnsDomains.id, id),
     )
     .run();

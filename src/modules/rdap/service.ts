@@ -12,6 +12,7 @@ import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { collectionView } from "../../platform/collection";
+import { nextAttemptWhenEnabled, nextScheduledRun } from "../../platform/scheduler";
 import { normalizeDomain } from "../../platform/net/domain";
 import { diffSnapshots } from "./diff";
 import { monitorCollection } from "./collection";
@@ -49,7 +50,8 @@ export async function createMonitor(t: Tenant, input: { domain_name: string; ena
   const at = now.toISOString();
   const { row, quotaRemaining } = await t.create(
     rdapMonitors,
-    { domainName, tld: tldOf(domainName), enabled: input.enabled ?? true, notes: input.notes ?? "", createdAt: at, updatedAt: at },
+    // A new monitor is due at once: its collection says when it is first asked, not "unknown".
+    { domainName, tld: tldOf(domainName), enabled: input.enabled ?? true, notes: input.notes ?? "", collectionNextAttemptAt: input.enabled === false ? null : nextScheduledRun(now), createdAt: at, updatedAt: at },
     { quota: "rdap_monitors", duplicate: `${domainName} is already monitored` },
   );
   return { id: row.id, message: `Monitoring ${domainName}`, quota_remaining: quotaRemaining ?? 0 };
@@ -89,7 +91,13 @@ export async function updateMonitor(t: Tenant, id: number, input: { notes?: stri
   await t
     .update(
       rdapMonitors,
-      { ...(input.notes !== undefined ? { notes: input.notes } : {}), ...(input.enabled !== undefined ? { enabled: input.enabled } : {}), updatedAt: now.toISOString() },
+      {
+        ...(input.notes !== undefined ? { notes: input.notes } : {}),
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+        // Enabled again: asked at the next run if due, and the collection view says so (drizzle takes an SQL expression as a value).
+        ...(input.enabled === true ? { collectionNextAttemptAt: nextAttemptWhenEnabled(rdapMonitors, now) as unknown as string } : {}),
+        updatedAt: now.toISOString(),
+      },
       eq(rdapMonitors.id, id),
     )
     .run();

@@ -1,0 +1,1 @@
+CREATE INDEX `inventory_hostnames_org_review_idx` ON `inventory_hostnames` (`organization_id`,`next_review_at`);
