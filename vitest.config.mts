@@ -2,32 +2,24 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-worker
 import { defineConfig } from "vitest/config";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ALONE, misplacedTestFiles, OWN_RUNTIME } from "./test/runtime-groups";
 
-/**
- * Test files that need a runtime of their own: they run the service's scheduled work
- * (which acts on every organization's data: due domains, job intervals, outboxes) or
- * use the harnesses that do, so what another file left in the shared D1 would change
- * their outcome. Read from the files themselves, so a new test is classified without a
- * list to keep: every other file shares one runtime per worker (`isolate: false`), which
- * loads the Worker's module graph once instead of once per file (about 12 s each).
- */
-const RUNS_SHARED_JOBS =
-  /scheduled\(|runScheduled|createScheduledController|runDnsWatch|pollRdap|generateWeekly|weeklyReportJob|deliverPending|forgetWatchedDomains|DELETE FROM|cron|from "(?:\.\/|\.\.\/[\w-]+\/)(?:helpers|lab|ingest-helpers|poll-helpers)"/;
+/** Workers test files: under test/, and beside the code where a plug-in keeps its own (src/modules/alerting/channels/<kind>/). */
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith(".test.ts") ? [join(dir, e.name)] : [],
   );
 }
-/**
- * Test files that take a shared counterpart away for a while (stop the DNS lab's
- * resolver processes): every other file using it would fail meanwhile, so these run
- * after all others, one at a time.
- */
-const TAKES_COUNTERPARTS_AWAY = /stopLab\(/;
-// Tests live under test/, and beside the code where a plug-in keeps its own (src/modules/alerting/channels/<kind>/).
-const files = [...testFiles("test"), ...testFiles("src")].map((f) => ({ f, text: readFileSync(f, "utf8") }));
-const alone = files.filter(({ text }) => TAKES_COUNTERPARTS_AWAY.test(text)).map(({ f }) => f);
-const ownRuntime = files.filter(({ f, text }) => RUNS_SHARED_JOBS.test(text) && !alone.includes(f)).map(({ f }) => f);
+// The runtime groups are declared in test/runtime-groups.ts (what each group is for is
+// written there). Checked against the files before anything runs: a shared file that runs
+// scheduled work, stops the DNS lab, or a declared file that is gone stops the run here.
+const misplaced = misplacedTestFiles(
+  [...testFiles("test"), ...testFiles("src")].map((file) => ({ file, text: readFileSync(file, "utf8") })),
+  { ownRuntime: OWN_RUNTIME, alone: ALONE },
+);
+if (misplaced.length) throw new Error(`Test runtime groups (test/runtime-groups.ts) do not match the files:\n- ${misplaced.join("\n- ")}`);
+const ownRuntime = [...OWN_RUNTIME];
+const alone = [...ALONE];
 
 // Tests run inside workerd with the real bindings of wrangler.toml. The fixture hub
 // (test/global-setup.ts) runs in Node; its URLs reach the worker as bindings.
