@@ -5,7 +5,7 @@
  * Every value comes from DNS records or a policy file written by whoever controls the
  * zone: shown as text (Preact escapes it), never as markup.
  */
-import { patch } from "../api";
+import { patch } from "../api/legacy";
 import { CheckField, Form, TextField, useForm } from "../ui/form";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, KeyValues, Section } from "../ui/widgets";
