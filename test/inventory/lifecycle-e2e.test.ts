@@ -70,6 +70,12 @@ describe("certificate inventory end to end", () => {
       const r = await call("POST", "/api/ct-log/alert-rules", { token, body: { name, expression, severity: "high" } });
       expect(r.status, JSON.stringify(r.body)).toBe(201);
     }
+    // The rules a new organization is offered: the issuance ones leave a routine renewal out.
+    const suggested = (await call("GET", "/api/ct-log/introspection", { token })).body.suggested_rules as { name: string; expression: string; severity: string }[];
+    const suggestedIssuance = suggested.filter((r) => r.expression.includes("cert.authorization"));
+    expect(suggestedIssuance.map((r) => r.expression).sort()).toEqual(['event_type == "match" && cert.authorization == "unknown_key"', 'event_type == "match" && cert.authorization in ["unexpected_issuer", "caa_violation"]']);
+    expect(suggested.map((r) => r.expression)).toEqual(expect.arrayContaining(['event_type == "stale_deployment"', 'event_type == "renewal_overdue"']));
+    for (const r of suggestedIssuance) expect((await call("POST", "/api/ct-log/alert-rules", { token, body: { name: r.name, expression: r.expression, severity: r.severity } })).status).toBe(201);
     const notInCtRule = await call("POST", "/api/cert-watcher/alert-rules", { token, body: { name: "Not in CT", expression: 'event_type == "not_in_ct"', severity: "high" } });
     expect(notInCtRule.status, JSON.stringify(notInCtRule.body)).toBe(201);
 
@@ -288,6 +294,8 @@ describe("certificate inventory end to end", () => {
     const firing = (rule: string) => history.filter((a: any) => a.rule_name === rule).map((a: any) => a.event_id);
     expect(firing("Routine renewal")).toHaveLength(1);
     expect(firing("Unexpected issuance").length).toBe(phase1.length + 2); // all first-seen keys, the CAA violation, the new wildcard key, CA B
+    // The offered rules together fire on exactly those, never on the routine renewal.
+    expect(suggestedIssuance.flatMap((r) => firing(r.name)).sort()).toEqual(firing("Unexpected issuance").sort());
     expect(firing("Stale deployment").sort()).toEqual([`ct-log:stale_deployment:*.${D}:${wild2.sha256}`, `ct-log:stale_deployment:api.${D}:${wild2.sha256}`, `ct-log:stale_deployment:www.${D}:${www2.sha256}`].sort());
     expect(firing("Renewal overdue")).toEqual([`ct-log:renewal_overdue:old.${D}:${old.sha256}`]);
     const notInCtAlerts = (await call("GET", "/api/cert-watcher/alert-history?limit=100", { token: reader })).body.alerts.filter((a: any) => a.rule_name === "Not in CT");
