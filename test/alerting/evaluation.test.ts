@@ -278,6 +278,9 @@ describe("de-duplication, disabled rules, templates", () => {
     expect(h.alerts[0]).toMatchObject({ asset: "filter:7", subject: ctLogEvent().cert.sha256, deliveries: [] });
     const fired = await call("GET", "/api/ct-log/alert-history?status=fired", { token: org.session });
     expect(fired.body.alerts.map((a: any) => a.id)).toEqual([alertId]);
+    // One alert by its id (the console's link from a delivery): the suppressed repeats are left out.
+    const one = await call("GET", `/api/ct-log/alert-history?alert_id=${alertId}`, { token: org.session });
+    expect([one.body.total, one.body.alerts.map((a: any) => a.id)]).toEqual([1, [alertId]]);
     const counts = await call("GET", `/api/ct-log/alert-rules/${rule}`, { token: org.session });
     expect(counts.body.alerts_last_24h).toEqual({ fired: 1, suppressed: 2 });
     // The same event for another organization is not a duplicate there.

@@ -93,7 +93,9 @@ describe("CT backlog at scale", () => {
     expect(final).toMatchObject({ verifiedPosition: ENTRIES, entriesProcessed: ENTRIES, lastError: null, backlog: 0 });
     // Read at the log's pace: a handful of runs, not one per 1,024 entries and second.
     expect(final.runs).toBeLessThanOrEqual(6);
-    expect(elapsedMs).toBeLessThan(60_000);
+    // A guard against a pathological slowdown (about 20 s on a quiet 2-core machine; the
+    // pace itself is the run count above), with room for a machine shared with other work.
+    expect(elapsedMs).toBeLessThan(120_000);
     // A match was visible while most of the backlog was still unread.
     expect(positionWhenFirstVisible).not.toBeNull();
     expect(positionWhenFirstVisible!).toBeLessThan(ENTRIES);

@@ -56,6 +56,9 @@ const PLATFORM_OPERATIONS: [string, string, string | string[]][] = [
   ["put", "/api/admin/subscription", "admin:manage_subscription"],
   ["get", "/api/admin/audit-logs", "admin:view_audit_logs"],
   ["get", "/api/admin/mail-outbox", "admin:manage_users"],
+  ["get", "/api/admin/heartbeat", "admin:manage_users"],
+  ["put", "/api/admin/heartbeat", "admin:manage_users"],
+  ["delete", "/api/admin/heartbeat", "admin:manage_users"],
 ];
 
 const WITH_BODY: [string, string, string[]][] = [

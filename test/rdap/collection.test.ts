@@ -104,5 +104,5 @@ describe("RDAP collection state", () => {
       await remove(org, c.name);
       await control("reset", { suffix: c.name });
     }
-  });
+  }, 90_000);
 });

@@ -99,7 +99,7 @@ describe("login throttling per account and client address", () => {
     expect(audit.body.audit_logs.map((l: any) => l.action)).toContain("auth.throttle.account_under_attack");
     // A day without failures later the account is no longer under attack.
     expect((await login(org.email, PASSWORD, at(t0, 25 * 3_600_000))).status).toBe(200);
-  });
+  }, 90_000);
 });
 
 describe("login throttling per client address", () => {
@@ -113,7 +113,7 @@ describe("login throttling per client address", () => {
     expectErrorShape(await login(org.email, PASSWORD, { "cf-connecting-ip": ip, ...at(t0, 0) }), 429, "rate_limited");
     // The same account from another address is fine: the account itself has no failures.
     expect((await login(org.email, PASSWORD, at(t0, 0))).status).toBe(200);
-  });
+  }, 90_000);
 });
 
 describe("client address", () => {
@@ -236,7 +236,7 @@ describe("names, descriptions, notes and expressions refuse invisible and reorde
       }
     }
     expect(failures).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 
   it("nothing is saved; multi-line text keeps line breaks and tabs; other scripts are fine", async () => {
     const org = await signup();
@@ -251,5 +251,5 @@ describe("names, descriptions, notes and expressions refuse invisible and reorde
     expect((await call("POST", "/api/rdap/alert-templates", { token: org.session, body: { name: "Überwachung 監視 مراقبة", subject: "s", body: "a\r\nb" } })).status).toBe(201);
     // A rule may span lines and hold any script inside its string literals.
     expect((await call("POST", "/api/ct-log/alert-rules", { token: org.session, body: { name: "r", expression: 'cert.subject == "例え.jp"\n\t|| cert.subject == "مثال.example"' } })).status).toBe(201);
-  });
+  }, 90_000);
 });

@@ -23,7 +23,7 @@ describe("every route of the OpenAPI document", () => {
       expect(res.status, label(r)).toBeLessThan(500);
       expectHardened(res, cspOf(API_CSP), `${label(r)} → ${res.status}`);
     }
-  });
+  }, 120_000);
 
   it("and with a credential: each GET without parameters (200 JSON, or 404 for what is not configured yet)", async () => {
     const org = await signup("Headers");
@@ -33,7 +33,7 @@ describe("every route of the OpenAPI document", () => {
       expect([200, 404], label(r)).toContain(res.status);
       expectHardened(res, cspOf(API_CSP), label(r));
     }
-  });
+  }, 120_000);
 });
 
 describe("answers no route declares", () => {

@@ -182,7 +182,7 @@ function App() {
   const [bootError, setBootError] = useState<ApiError>();
   const loadMe = useCallback(async () => {
     try {
-      setMe(await get<Me>("/api/auth/me", undefined, { allowUnauthorized: true }));
+      setMe(await get("/api/auth/me", { allowUnauthorized: true }));
       setBootError(undefined);
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setMe(null);

@@ -10,6 +10,18 @@ export interface Location {
   query: URLSearchParams;
 }
 
+/** A query parameter as an id (a positive integer), undefined when absent or not one. */
+export const queryId = (query: URLSearchParams, name: string): number | undefined => {
+  const v = query.get(name) ?? "";
+  return /^[1-9]\d{0,15}$/.test(v) ? Number(v) : undefined;
+};
+
+/** A query parameter that must be one of `allowed`, undefined otherwise. */
+export function queryChoice<T extends string>(query: URLSearchParams, name: string, allowed: readonly T[]): T | undefined {
+  const v = query.get(name);
+  return allowed.find((a) => a === v);
+}
+
 const listeners = new Set<() => void>();
 
 function current(): Location {

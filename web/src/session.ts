@@ -5,23 +5,10 @@
  */
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
+import type { Schemas } from "./api";
 
-export interface MfaStatus {
-  mfa_enabled: boolean;
-  totp_enabled: boolean;
-  passkeys: number;
-  recovery_codes_left: number;
-}
-
-export interface Me {
-  user: { id: number; email: string; status: string; is_signup_user: boolean; created_at: string; permissions: { module: string; role: string }[] };
-  organization: { id: number; name: string; tier: string; created_at: string; require_mfa: boolean };
-  credential: "session" | "api_token";
-  mfa: MfaStatus;
-  /** The organization requires a second factor and this session has none: it may only enroll one. */
-  mfa_enrollment_required: boolean;
-  permissions: string[];
-}
+export type MfaStatus = Schemas["MfaStatus"];
+export type Me = Schemas["Me"];
 
 export interface Session {
   me: Me;

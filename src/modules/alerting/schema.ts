@@ -98,6 +98,7 @@ export const TemplateList = z.object({ templates: z.array(Template) });
 export const HistoryQuery = limitOffsetQuery({ defaultLimit: 20, maxLimit: 100 }).extend({
   status: z.enum(ALERT_STATUSES).optional().openapi({ description: "Only sent (fired) or only suppressed matches; default both" }),
   rule_id: z.coerce.number().int().positive().optional().openapi({ description: "Only this rule's" }),
+  alert_id: z.coerce.number().int().positive().optional().openapi({ description: "Only this alert (a channel's delivery links to it)" }),
 });
 export const History = z
   .object({

@@ -27,7 +27,7 @@ export const LoginRequest = z.object({ email: z.string().trim().max(254), passwo
 
 export const SecondFactorMethod = z.enum(["totp", "webauthn", "recovery_code"]);
 /** A WebAuthn options or response object, as @simplewebauthn/browser reads and writes it (JSON, base64url fields). */
-const WebAuthnJson = (description: string) => z.record(z.string(), z.unknown()).openapi({ type: "object", description });
+const WebAuthnJson = (description: string) => z.record(z.string(), z.unknown()).openapi({ description });
 
 export const MfaRequired = z
   .object({

@@ -1,5 +1,6 @@
 /** Request and response schemas of /api/cert-watcher. */
 import { z } from "@hono/zod-openapi";
+import { orNull } from "../../platform/openapi-document";
 import * as contract from "@trust-plane/scan-contract";
 import { STARTTLS_PROTOCOLS } from "@trust-plane/scan-contract";
 import { limitOffsetQuery, pageQuery, pathId } from "../../platform/paging";
@@ -110,7 +111,7 @@ export const TargetSchema = z
     enabled: z.boolean(),
     created_at: z.string(),
     last_scan_time: z.string().nullable(),
-    last_scan: TargetScanSummary.nullable(),
+    last_scan: orNull(TargetScanSummary),
     collection: CollectionSchema.openapi({
       description:
         "Whether the organization's scanner agents could scan this target. An attempt is one scan job: a result that obtained a TLS answer is a success; " +

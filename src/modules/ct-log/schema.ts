@@ -1,5 +1,6 @@
 /** Request/response schemas of the CT log endpoints (docs/modules/ct-log.md). */
 import { z } from "@hono/zod-openapi";
+import { orNull } from "../../platform/openapi-document";
 import { CollectionErrorSchema, CollectionSchema } from "../../platform/collection/schema";
 import { pageQuery, pathId, sortOrder } from "../../platform/paging";
 import { safeMultilineText } from "../../platform/text";
@@ -171,7 +172,7 @@ export const AuthorizationSchema = z
     reason: z.string().openapi({ description: "Why, in words" }),
   })
   .openapi("CtAuthorization");
-const pendingAuthorization = AuthorizationSchema.nullable().openapi({
+const pendingAuthorization = orNull(AuthorizationSchema).openapi({
   description: "The authorization verdict; null until the match's event is processed (seconds after it becomes visible)",
 });
 export const MatchedFilter = z.object({ id: z.number().int(), pattern: z.string() }).openapi("CtMatchedFilter");
@@ -384,7 +385,7 @@ export const CtLogListSource = z
     fetched_at: z.string().openapi({ description: "When the list in use was fetched (or, bundled, when the fetch was last tried)" }),
     version: z.string(),
     log_list_timestamp: z.string(),
-    error: CollectionErrorSchema.nullable().openapi({
+    error: orNull(CollectionErrorSchema).openapi({
       description: "Why the last fetch of the signed list failed (also when a list fetched before is still in use), null when it did not",
     }),
   })

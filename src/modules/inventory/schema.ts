@@ -1,5 +1,6 @@
 /** Request/response schemas of the inventory endpoints (docs/modules/inventory.md). */
 import { z } from "@hono/zod-openapi";
+import { orNull } from "../../platform/openapi-document";
 import { pageQuery, sortOrder } from "../../platform/paging";
 import { CT_STATUSES } from "../cert-watcher/ct-status";
 import { AuthorizationSchema, MatchedFilter, Sha256Param } from "../ct-log/schema";
@@ -132,7 +133,7 @@ export const TimelineEntry = z
     first_deployed_at: z.string().nullable(),
     last_deployed_at: z.string().nullable(),
     deployments: z.array(z.object({ address: z.string(), target_id: z.number().int(), first_seen_at: z.string(), last_seen_at: z.string() })),
-    authorization: AuthorizationSchema.nullable(),
+    authorization: orNull(AuthorizationSchema),
   })
   .openapi("InventoryTimelineEntry");
 
@@ -167,7 +168,7 @@ export const CertificateDetail = z
     first_seen_ct_at: z.string().nullable(),
     ct_match_sha256: z.string().nullable().openapi({ description: "Open the CT match with GET /api/ct-log/matches/{sha256} (kept 30 days)" }),
     filters: z.array(MatchedFilter).openapi({ description: "The filters whose matches it came from" }),
-    authorization: AuthorizationSchema.nullable().openapi({ description: "null: never seen in CT" }),
+    authorization: orNull(AuthorizationSchema).openapi({ description: "null: never seen in CT" }),
     deployed: z.array(
       z.object({
         target_id: z.number().int(),

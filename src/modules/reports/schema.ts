@@ -1,5 +1,6 @@
 /** Request and response schemas of the reports and dashboard endpoints. */
 import { z } from "@hono/zod-openapi";
+import { orNull } from "../../platform/openapi-document";
 import { pathId } from "../../platform/paging";
 import { MONITORING_MODULES } from "../../platform/permissions";
 import { CATEGORY_STATUSES } from "./category-status";
@@ -131,7 +132,7 @@ export const Report = z
     generated_at: z.string(),
     pdf_filename: z.string().openapi({ example: "trust-plane-weekly-report-example-corp-2026-W47.pdf" }),
     category_scores: CategoryScores,
-    category_status: CategoryStatus.nullable().openapi({ description: "What each category could assess at the period's end; null for a report generated before this was recorded" }),
+    category_status: orNull(CategoryStatus).openapi({ description: "What each category could assess at the period's end; null for a report generated before this was recorded" }),
     provisional: provisional.nullable().openapi({ description: "Whether a category with assets was partial or blind; null when the report did not record it" }),
     graded: graded.nullable().openapi({ description: "Whether the report has a grade (no category with assets was blind); null when the report did not record category status" }),
     findings_count: z.number().int(),

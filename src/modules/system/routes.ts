@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import { cspOf, DOCS_CSP } from "../../platform/browser-hardening";
 import type { AppEnv } from "../../platform/context";
 import { ApiError } from "../../platform/errors";
+import { normalizeDocument } from "../../platform/openapi-document";
 import { defineRoute, json } from "../../platform/route";
 
 export const health = defineRoute({
@@ -58,6 +59,15 @@ export const OPENAPI_INFO = {
   servers: [{ url: "/" }],
 };
 
+/**
+ * The document /api/openapi.json serves and `npm run api:generate` types the console from:
+ * the routes' zod declarations, restated so every schema says its type
+ * (src/platform/openapi-document.ts).
+ */
+export function openApiDocument(app: OpenAPIHono<AppEnv>) {
+  return normalizeDocument(app.getOpenAPI31Document(OPENAPI_INFO as Parameters<typeof app.getOpenAPI31Document>[0]));
+}
+
 export function registerSystemRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(health, async (c) => {
     try {
@@ -73,7 +83,9 @@ export function registerSystemRoutes(app: OpenAPIHono<AppEnv>) {
     scheme: "bearer",
     description: "API token (tpm_...) or session token (tps_...)",
   });
-  app.doc31("/api/openapi.json", OPENAPI_INFO);
+  // Built on first request, once every module has registered its routes; the routes do not change afterwards.
+  let document: ReturnType<typeof openApiDocument> | undefined;
+  app.get("/api/openapi.json", (c) => c.json((document ??= openApiDocument(app))));
   // The reference's script ships with the console's static assets (scripts/build-web.mjs
   // copies it from the @scalar/api-reference package): no CDN. The page is written here
   // rather than by @scalar/hono-api-reference, whose page starts Scalar from an inline

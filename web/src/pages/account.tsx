@@ -6,7 +6,8 @@
  */
 import { useState } from "preact/hooks";
 import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/browser";
-import { ApiError, del, get, post } from "../api";
+import { ApiError } from "../api";
+import { del, get, post, type Schemas } from "../api";
 import { setQuery, useLocation } from "../router";
 import { useSession, type MfaStatus } from "../session";
 import { Form, TextField, useForm } from "../ui/form";
@@ -16,32 +17,7 @@ import { DataTable, localPage } from "../ui/table";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, ErrorBox, KeyValues, Notice, PageHeader, Section, TabPanel, Tabs } from "../ui/widgets";
 
-interface TotpEnrollment {
-  secret: string;
-  otpauth_uri: string;
-  issuer: string;
-  account: string;
-}
-
-interface Passkey {
-  id: number;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-  device_type: "singleDevice" | "multiDevice";
-  backed_up: boolean;
-}
-
-interface SessionInfo {
-  id: number;
-  created_at: string;
-  last_used_at: string;
-  expires_at: string;
-  client_ip: string | null;
-  user_agent: string | null;
-  sign_in_method: string;
-  current: boolean;
-}
+type TotpEnrollment = Schemas["TotpEnrollment"];
 
 const METHOD_LABELS: Record<string, string> = {
   password: "Password",
@@ -77,7 +53,7 @@ export function AccountPage() {
 /** Second factors and the password. Also the whole page of a session that must enroll first. */
 export function SecurityTab() {
   const s = useSession();
-  const status = useResource(() => get<MfaStatus>("/api/auth/mfa"), []);
+  const status = useResource(() => get("/api/auth/mfa"), []);
   const [codes, setCodes] = useState<string[] | null>(null);
   const enrolling = s.me.mfa_enrollment_required;
   const changed = async (newCodes?: string[] | null) => {
@@ -162,7 +138,7 @@ function AuthenticatorApp({ status, onChanged }: { status: MfaStatus; onChanged:
             onSubmit={async () => {
               const code = remove.values.code.replace(/\s/g, "");
               const body = /^\d{6}$/.test(code) ? { code } : { recovery_code: remove.values.code };
-              if (await remove.submit(() => del("/api/auth/mfa/totp", body), ["code", "recovery_code"])) {
+              if (await remove.submit(() => del("/api/auth/mfa/totp", { body }), ["code", "recovery_code"])) {
                 remove.reset();
                 await onChanged();
               }
@@ -194,7 +170,7 @@ function AuthenticatorApp({ status, onChanged }: { status: MfaStatus; onChanged:
             onCancel={() => setEnrollment(null)}
             onSubmit={async () => {
               let codes: string[] = [];
-              if (await verify.submit(async (v) => (codes = (await post<{ recovery_codes: string[] }>("/api/auth/mfa/totp/verify", v)).recovery_codes))) {
+              if (await verify.submit(async (v) => (codes = (await post("/api/auth/mfa/totp/verify", { body: v })).recovery_codes))) {
                 setEnrollment(null);
                 verify.reset();
                 await onChanged(codes);
@@ -207,7 +183,7 @@ function AuthenticatorApp({ status, onChanged }: { status: MfaStatus; onChanged:
       ) : (
         <>
           <p>An app on your phone makes a new code every 30 seconds; a stolen password alone then no longer signs in.</p>
-          <ActionButton class="primary" onError={setErr} onClick={async () => setEnrollment(await post<TotpEnrollment>("/api/auth/mfa/totp"))}>
+          <ActionButton class="primary" onError={setErr} onClick={async () => setEnrollment(await post("/api/auth/mfa/totp"))}>
             Set up an authenticator app
           </ActionButton>
         </>
@@ -217,7 +193,7 @@ function AuthenticatorApp({ status, onChanged }: { status: MfaStatus; onChanged:
 }
 
 function Passkeys({ onChanged }: { onChanged: (codes?: string[] | null) => Promise<void> }) {
-  const list = useResource(() => get<{ passkeys: Passkey[] }>("/api/auth/mfa/passkeys"), []);
+  const list = useResource(() => get("/api/auth/mfa/passkeys"), []);
   const form = useForm({ name: "" });
   const [err, setErr] = useState<ApiError>();
   const [state, setState] = useTableState({ sortBy: "created_at", pageSize: 20 });
@@ -230,7 +206,7 @@ function Passkeys({ onChanged }: { onChanged: (codes?: string[] | null) => Promi
         state={state}
         onState={setState}
         total={list.data?.passkeys.length}
-        rows={list.data ? localPage(list.data.passkeys, state, (x, k) => (x as any)[k]) : undefined}
+        rows={list.data ? localPage(list.data.passkeys, state) : undefined}
         loading={list.loading}
         rowKey={(p) => p.id}
         empty={<p>No passkey yet.</p>}
@@ -242,7 +218,7 @@ function Passkeys({ onChanged }: { onChanged: (codes?: string[] | null) => Promi
           {
             label: "Actions",
             render: (p) => (
-              <ActionButton class="danger" label={`Remove the passkey ${p.name}`} confirm={`Remove the passkey “${p.name}”? Your other sessions will end.`} onError={setErr} onClick={async () => (await del(`/api/auth/mfa/passkeys/${p.id}`), list.reload(), await onChanged())}>
+              <ActionButton class="danger" label={`Remove the passkey ${p.name}`} confirm={`Remove the passkey “${p.name}”? Your other sessions will end.`} onError={setErr} onClick={async () => (await del("/api/auth/mfa/passkeys/{passkey_id}", { params: { path: { passkey_id: p.id } } }), list.reload(), await onChanged())}>
                 Remove
               </ActionButton>
             ),
@@ -257,14 +233,15 @@ function Passkeys({ onChanged }: { onChanged: (codes?: string[] | null) => Promi
         onSubmit={async () => {
           let codes: string[] | null = null;
           const ok = await form.submit(async (v) => {
-            const optionsJSON = await post<PublicKeyCredentialCreationOptionsJSON>("/api/auth/mfa/passkeys/options");
+            // The API documents its answer as the browser API's PublicKeyCredentialCreationOptionsJSON.
+            const optionsJSON = (await post("/api/auth/mfa/passkeys/options")) as unknown as PublicKeyCredentialCreationOptionsJSON;
             let response;
             try {
               response = await startRegistration({ optionsJSON });
             } catch (e) {
               throw new ApiError(0, "passkey_cancelled", `No passkey was created: ${(e as Error).message}`);
             }
-            codes = (await post<{ recovery_codes: string[] | null }>("/api/auth/mfa/passkeys", { name: v.name, response })).recovery_codes;
+            codes = (await post("/api/auth/mfa/passkeys", { body: { name: v.name, response: { ...response } } })).recovery_codes;
           });
           if (ok) {
             form.reset();
@@ -289,7 +266,7 @@ function RecoveryCodesSection({ status, onChanged }: { status: MfaStatus; onChan
         {status.recovery_codes_left} of 10 unused.{" "}
         {status.recovery_codes_left < 3 && <strong>Make new ones before you run out.</strong>}
       </p>
-      <ActionButton confirm="Make ten new recovery codes? The old ones stop working." onError={setErr} onClick={async () => onChanged((await post<{ recovery_codes: string[] }>("/api/auth/mfa/recovery-codes")).recovery_codes)}>
+      <ActionButton confirm="Make ten new recovery codes? The old ones stop working." onError={setErr} onClick={async () => onChanged((await post("/api/auth/mfa/recovery-codes")).recovery_codes)}>
         Make new recovery codes
       </ActionButton>
     </Section>
@@ -311,7 +288,7 @@ function PasswordSection() {
           let message = "";
           const ok = await form.submit(async (v) => {
             if (v.new_password !== v.confirm) throw new ApiError(400, "validation_error", "The passwords differ", [{ path: "confirm", message: "Type the same password twice" }]);
-            message = (await post<{ message: string }>("/api/auth/password", { current_password: v.current_password, new_password: v.new_password })).message;
+            message = (await post("/api/auth/password", { body: { current_password: v.current_password, new_password: v.new_password } })).message;
           });
           if (ok) {
             setNotice(message);
@@ -328,7 +305,7 @@ function PasswordSection() {
 }
 
 function SessionsTab() {
-  const r = useResource(() => get<{ sessions: SessionInfo[] }>("/api/auth/sessions"), []);
+  const r = useResource(() => get("/api/auth/sessions"), []);
   const [state, setState] = useTableState({ sortBy: "last_used_at", sortOrder: "desc", pageSize: 20 });
   const [err, setErr] = useState<ApiError>();
   const [notice, setNotice] = useState("");
@@ -338,7 +315,7 @@ function SessionsTab() {
       title="Sessions"
       actions={
         others > 0 && (
-          <ActionButton confirm={`Sign out the ${others} other session${others === 1 ? "" : "s"}?`} onError={setErr} onClick={async () => (setNotice(`${(await del<{ ended: number }>("/api/auth/sessions")).ended} other sessions ended.`), r.reload())}>
+          <ActionButton confirm={`Sign out the ${others} other session${others === 1 ? "" : "s"}?`} onError={setErr} onClick={async () => (setNotice(`${(await del("/api/auth/sessions")).ended} other sessions ended.`), r.reload())}>
             Sign out everywhere else
           </ActionButton>
         )
@@ -352,7 +329,7 @@ function SessionsTab() {
         state={state}
         onState={setState}
         total={r.data?.sessions.length}
-        rows={r.data ? localPage(r.data.sessions, state, (x, k) => (x as any)[k]) : undefined}
+        rows={r.data ? localPage(r.data.sessions, state) : undefined}
         loading={r.loading}
         error={r.error}
         rowKey={(x) => x.id}
@@ -369,7 +346,7 @@ function SessionsTab() {
               x.current ? (
                 <span class="muted small">Use “Log out” to end this one.</span>
               ) : (
-                <ActionButton class="danger" label={`End the session signed in at ${x.created_at}`} onError={setErr} onClick={async () => (await del(`/api/auth/sessions/${x.id}`), r.reload())}>
+                <ActionButton class="danger" label={`End the session signed in at ${x.created_at}`} onError={setErr} onClick={async () => (await del("/api/auth/sessions/{session_id}", { params: { path: { session_id: x.id } } }), r.reload())}>
                   End
                 </ActionButton>
               ),

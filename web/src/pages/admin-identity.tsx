@@ -4,44 +4,18 @@
  * each, default roles, enforcement with its break-glass administrator).
  */
 import { useState } from "preact/hooks";
-import { ApiError, del, get, post, put } from "../api";
+import { ApiError } from "../api";
+import { del, get, post, put } from "../api";
 import { useSession } from "../session";
 import { CheckField, Form, SelectField, TextArea, TextField, useForm } from "../ui/form";
 import { useResource } from "../ui/resource";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, ErrorBox, KeyValues, Notice, Section } from "../ui/widgets";
-import { RolePicker, type RoleRef, type RolesCatalog } from "./role-picker";
-
-interface SecurityPolicy {
-  require_mfa: boolean;
-  members_without_mfa: number;
-}
-
-interface SsoDomain {
-  domain: string;
-  verified: boolean;
-  verified_at: string | null;
-  txt_record_name: string;
-  txt_record_value: string;
-  last_checked_at: string | null;
-  last_check_error: string | null;
-}
-
-interface SsoConfig {
-  issuer: string;
-  client_id: string;
-  email_domains: SsoDomain[];
-  default_roles: RoleRef[];
-  enforce: boolean;
-  break_glass_user_id: number | null;
-  redirect_uri: string;
-  discovered_at: string;
-  updated_at: string;
-}
+import { RolePicker, type RoleRef } from "./role-picker";
 
 export function SecurityPolicyTab() {
   const s = useSession();
-  const r = useResource(() => get<SecurityPolicy>("/api/admin/security-policy"), []);
+  const r = useResource(() => get("/api/admin/security-policy"), []);
   const form = useForm({ require_mfa: false });
   const [loaded, setLoaded] = useState(false);
   const [notice, setNotice] = useState("");
@@ -72,7 +46,7 @@ export function SecurityPolicyTab() {
               submitLabel="Save policy"
               busyLabel="Saving…"
               onSubmit={async () => {
-                if (await form.submit((v) => put("/api/admin/security-policy", v))) {
+                if (await form.submit((v) => put("/api/admin/security-policy", { body: v }))) {
                   setNotice(form.values.require_mfa ? "Saved: members without a second factor must now set one up before anything else." : "Saved: a second factor is optional.");
                   r.reload();
                 }
@@ -92,14 +66,14 @@ export function SsoTab() {
   const canManage = s.can("admin:manage_users");
   const r = useResource(async () => {
     try {
-      return await get<SsoConfig>("/api/admin/sso");
+      return await get("/api/admin/sso");
     } catch (e) {
       if (e instanceof ApiError && e.status === 404 && e.code === "not_found" && !/endpoint/i.test(e.message)) return null;
       throw e;
     }
   }, []);
-  const users = useResource(() => get<{ users: { id: number; email: string; status: string; sso_only: boolean; permissions: { module: string }[]; is_signup_user: boolean }[] }>("/api/admin/users"), []);
-  const catalog = useResource(() => (canManage ? get<RolesCatalog>("/api/admin/roles") : Promise.resolve(undefined)), []);
+  const users = useResource(() => get("/api/admin/users"), []);
+  const catalog = useResource(() => (canManage ? get("/api/admin/roles") : Promise.resolve(undefined)), []);
   const form = useForm({ issuer: "", client_id: "", client_secret: "", email_domains: "", default_roles: [] as RoleRef[], enforce: false, break_glass_user_id: "" });
   const [loaded, setLoaded] = useState(false);
   const [notice, setNotice] = useState("");
@@ -143,7 +117,7 @@ export function SsoTab() {
                   ]}
                 />
                 {canManage && (
-                  <ActionButton label={`Check DNS now for ${d.domain}`} busyLabel="Looking up…" onError={(e) => (setErr(e), r.reload())} onClick={async () => (setErr(undefined), await post(`/api/admin/sso/domains/${encodeURIComponent(d.domain)}/verify`), setNotice(`${d.domain} is verified.`), r.reload())}>
+                  <ActionButton label={`Check DNS now for ${d.domain}`} busyLabel="Looking up…" onError={(e) => (setErr(e), r.reload())} onClick={async () => (setErr(undefined), await post("/api/admin/sso/domains/{domain}/verify", { params: { path: { domain: d.domain } } }), setNotice(`${d.domain} is verified.`), r.reload())}>
                     Check DNS now
                   </ActionButton>
                 )}
@@ -179,7 +153,7 @@ export function SsoTab() {
                 enforce: v.enforce,
                 ...(v.break_glass_user_id ? { break_glass_user_id: Number(v.break_glass_user_id) } : {}),
               };
-              if (await form.submit(() => put("/api/admin/sso", body), ["issuer", "client_id", "client_secret", "email_domains", "default_roles", "enforce", "break_glass_user_id"])) {
+              if (await form.submit(() => put("/api/admin/sso", { body }), ["issuer", "client_id", "client_secret", "email_domains", "default_roles", "enforce", "break_glass_user_id"])) {
                 setNotice("Saved. Publish the TXT record of each new domain, then check it.");
                 form.set("client_secret", "");
                 r.reload();
@@ -205,7 +179,7 @@ export function SsoTab() {
         )}
         {r.data && canManage && (
           <p>
-            <ActionButton class="danger" confirm="Remove single sign-on? Members sign in with passwords again; members created by SSO have none." onError={setErr} onClick={async () => (setNotice((await del<{ message: string }>("/api/admin/sso")).message), setLoaded(false), r.reload())}>
+            <ActionButton class="danger" confirm="Remove single sign-on? Members sign in with passwords again; members created by SSO have none." onError={setErr} onClick={async () => (setNotice((await del("/api/admin/sso")).message), setLoaded(false), r.reload())}>
               Remove single sign-on
             </ActionButton>
           </p>

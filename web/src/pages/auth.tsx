@@ -8,19 +8,14 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
-import { ApiError, post } from "../api";
+import { ApiError } from "../api";
+import { post, type Schemas } from "../api";
 import { useLocation } from "../router";
 import { Form, TextField, useForm } from "../ui/form";
 import { ActionButton, ErrorBox, Notice } from "../ui/widgets";
 
 /** The answer of a correct password when a second factor must follow. */
-export interface MfaRequired {
-  mfa_required: true;
-  mfa_token: string;
-  methods: ("totp" | "webauthn" | "recovery_code")[];
-  expires_at: string;
-  webauthn?: PublicKeyCredentialRequestOptionsJSON;
-}
+export type MfaRequired = Schemas["MfaRequired"];
 
 const PASSWORD_HINT = "At least 12 characters. A passphrase of several words is easiest to remember.";
 
@@ -78,11 +73,11 @@ export function LoginPage({ onDone }: { onDone: () => Promise<void> }) {
         submitLabel="Log in"
         busyLabel="Logging in…"
         onSubmit={async () => {
-          let answer: { mfa_required?: boolean } | undefined;
-          if (await form.submit(async (v) => (answer = await post("/api/auth/login", v, { allowUnauthorized: true })))) {
-            if (answer?.mfa_required) {
+          let answer: Schemas["LoginResponse"] | undefined;
+          if (await form.submit(async (v) => (answer = await post("/api/auth/login", { body: v, allowUnauthorized: true })))) {
+            if (answer && "mfa_required" in answer) {
               setRestartReason("");
-              setStep(answer as MfaRequired);
+              setStep(answer);
             } else await onDone();
           }
         }}
@@ -114,9 +109,9 @@ function SecondFactorStep({ challenge, onDone, onRestart }: { challenge: MfaRequ
   const [useRecovery, setUseRecovery] = useState(!hasApp);
   const form = useForm({ code: "", recovery_code: "" });
   const [passkeyError, setPasskeyError] = useState<ApiError>();
-  const complete = async (proof: Record<string, unknown>) => {
+  const complete = async (proof: Omit<Schemas["LoginMfaRequest"], "mfa_token">) => {
     try {
-      const answer = await post<{ recovery_codes_left?: number }>("/api/auth/login/mfa", { mfa_token: challenge.mfa_token, ...proof }, { allowUnauthorized: true });
+      const answer = await post("/api/auth/login/mfa", { body: { mfa_token: challenge.mfa_token, ...proof }, allowUnauthorized: true });
       if (answer.recovery_codes_left !== undefined && answer.recovery_codes_left < 3) {
         window.alert(`${answer.recovery_codes_left} recovery codes left: make new ones under Account › Security.`);
       }
@@ -140,11 +135,12 @@ function SecondFactorStep({ challenge, onDone, onRestart }: { challenge: MfaRequ
               setPasskeyError(undefined);
               let response;
               try {
-                response = await startAuthentication({ optionsJSON: challenge.webauthn! });
+                // The API documents `webauthn` as the browser API's PublicKeyCredentialRequestOptionsJSON.
+                response = await startAuthentication({ optionsJSON: challenge.webauthn as unknown as PublicKeyCredentialRequestOptionsJSON });
               } catch (e) {
                 throw new ApiError(0, "passkey_cancelled", `The passkey was not used: ${(e as Error).message}`);
               }
-              await complete({ webauthn: response });
+              await complete({ webauthn: { ...response } });
             }}
           >
             Use a passkey
@@ -192,7 +188,7 @@ export function SignupPage({ onDone }: { onDone: () => Promise<void> }) {
         submitLabel="Create organization"
         busyLabel="Creating…"
         onSubmit={async () => {
-          if (await form.submit((v) => post("/api/auth/signup", v, { allowUnauthorized: true }))) await onDone();
+          if (await form.submit((v) => post("/api/auth/signup", { body: v, allowUnauthorized: true }))) await onDone();
         }}
       >
         <TextField form={form} name="organization_name" label="Organization name" autoComplete="organization" required />
@@ -228,7 +224,7 @@ export function AcceptInvitationPage({ token, onDone }: { token: string; onDone:
             if (v.password !== v.confirm) {
               throw new ApiError(400, "validation_error", "The passwords differ", [{ path: "confirm", message: "Type the same password twice" }]);
             }
-            return post("/api/auth/invitations/accept", { token, password: v.password }, { allowUnauthorized: true });
+            return post("/api/auth/invitations/accept", { body: { token, password: v.password }, allowUnauthorized: true });
           }, ["password", "confirm"]);
           if (ok) await onDone();
         }}

@@ -5,7 +5,7 @@
  * five framework verdicts with reasons.
  */
 import { useState } from "preact/hooks";
-import { del, get, patch, post, put } from "../api";
+import { del, get, patch, post, put } from "../api/legacy";
 import { setQuery, useLocation } from "../router";
 import { useSession } from "../session";
 import { LineChart, Timeline } from "../ui/charts";

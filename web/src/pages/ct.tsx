@@ -5,7 +5,7 @@
  */
 import { MatchDeployments } from "./inventory";
 import { useState } from "preact/hooks";
-import { del, get, post, put } from "../api";
+import { del, get, post, put } from "../api/legacy";
 import { setQuery, useLocation } from "../router";
 import { useSession } from "../session";
 import { BarChart } from "../ui/charts";

@@ -3,7 +3,7 @@
  * observed changes as a before/after diff, and the SPF, DMARC and DNSSEC state.
  */
 import { useState } from "preact/hooks";
-import { del, get, patch, post } from "../api";
+import { del, get, patch, post } from "../api/legacy";
 import { useSession } from "../session";
 import { CheckField, Form, SelectField, TextField, useForm } from "../ui/form";
 import { limitOffset, sortQuery, useResource, useTableState } from "../ui/resource";

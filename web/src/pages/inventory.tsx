@@ -5,7 +5,7 @@
  * The API: GET /api/inventory/hostnames[/{hostname}] (docs/modules/inventory.md).
  */
 import { useState } from "preact/hooks";
-import { get } from "../api";
+import { get } from "../api/legacy";
 import { setQuery, useLocation } from "../router";
 import { pagePageSize, sortQuery, useResource, useTableState } from "../ui/resource";
 import { DataTable } from "../ui/table";

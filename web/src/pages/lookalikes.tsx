@@ -7,77 +7,24 @@
  * the API as text: lookalike data is written by attackers and is never markup here.
  */
 import { useState } from "preact/hooks";
-import { get, post, type ApiError } from "../api";
-import { setQuery, useLocation } from "../router";
+import { get, post, type ApiError, type QueryOf, type Schemas } from "../api";
+import { queryChoice, setQuery, useLocation } from "../router";
 import { useSession } from "../session";
-import { CollectionBadge, CollectionDetail, type Collection } from "../ui/collection";
+import { CollectionBadge, CollectionDetail } from "../ui/collection";
 import { Form, TextArea, useForm } from "../ui/form";
 import { pagePageSize, sortQuery, useResource, useTableState } from "../ui/resource";
 import { DataTable } from "../ui/table";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, Chips, Dialog, ErrorBox, KeyValues, Notice, PageHeader, Section } from "../ui/widgets";
 
-export type LookalikeState = "new" | "registered" | "resolving" | "mail_capable" | "serving" | "gone" | "dismissed";
-export type LookalikeSource = "ct" | "permutation";
-
-export interface LookalikeDns {
-  registered: boolean;
-  ns: string[];
-  a: string[];
-  aaaa: string[];
-  mx: string[];
-}
-
-export interface Lookalike {
-  id: number;
-  domain: string;
-  domain_unicode: string;
-  protected_domain: string;
-  filter_id: number | null;
-  source: LookalikeSource;
-  state: LookalikeState;
-  state_changed_at: string;
-  confidence: "low" | "high";
-  evidence: string[];
-  edit_distance: number | null;
-  first_seen_at: string;
-  certificate_seen_at: string | null;
-  dns: LookalikeDns | null;
-  serving: boolean | null;
-  serving_detail: string | null;
-  registered_at: string | null;
-  registrar: string | null;
-  rdap_checked_at: string | null;
-  rdap_error: string | null;
-  dismissed: { reason: string; at: string; by_user_id: number | null } | null;
-  collection: Collection;
-}
-
-type CharacterStatus = "same" | "confusable" | "changed" | "added" | "swapped";
-
-interface ComparedCharacter {
-  char: string;
-  code_point: string;
-  script: string;
-  status: CharacterStatus;
-  stands_for: string;
-}
-
-interface LookalikeDetail extends Lookalike {
-  comparison: { protected_label: string; lookalike_label: string; characters: ComparedCharacter[]; missing: string[]; scripts: string[] };
-  certificates: { sha256: string; certificate_name: string; issuer: string; not_before: string; not_after: string; detected_at: string; log_count: number }[];
-  timeline: { at: string; kind: string; from_state: LookalikeState | null; to_state: LookalikeState | null; detail: string }[];
-}
-
-interface Discovery {
-  permutations: number;
-  queries: number;
-  registered: number;
-  new_lookalikes: string[];
-  failed: number;
-  error: { class: string; message: string } | null;
-  budget: { per_day: number; spent_today: number; remaining_today: number };
-}
+export type Lookalike = Schemas["Lookalike"];
+export type LookalikeState = Lookalike["state"];
+type LookalikeDetail = Schemas["LookalikeDetail"];
+type CharacterStatus = LookalikeDetail["comparison"]["characters"][number]["status"];
+type Discovery = Schemas["LookalikeDiscovery"];
+type LookalikeQuery = QueryOf<"/api/ct-log/lookalikes">;
+const LOOKALIKE_STATES: readonly NonNullable<LookalikeQuery["state"]>[] = ["open", "new", "registered", "resolving", "mail_capable", "serving", "gone", "dismissed"];
+const SORTS: readonly NonNullable<LookalikeQuery["sort_by"]>[] = ["first_seen_at", "domain", "state", "confidence", "last_checked_at"];
 
 /** The states in words, and how loud each is. */
 const STATES: { value: LookalikeState; label: string; tone: string }[] = [
@@ -100,7 +47,7 @@ const ConfidenceBadge = ({ confidence }: { confidence: "low" | "high" }) => (
   <Badge value={confidence} tone={confidence === "high" ? "bad" : "info"} label={confidence === "high" ? "high confidence" : "low confidence"} />
 );
 
-const SOURCE_LABEL: Record<LookalikeSource, string> = { ct: "certificate (CT)", permutation: "registered permutation" };
+const SOURCE_LABEL: Record<Lookalike["source"], string> = { ct: "certificate (CT)", permutation: "registered permutation" };
 const words = (ids: string[]) => ids.map((e) => e.replace(/_/g, " "));
 
 /** The domain as people read it, with its A-label form when that differs. */
@@ -116,12 +63,13 @@ function DomainName({ l }: { l: Pick<Lookalike, "domain" | "domain_unicode"> }) 
 export function LookalikesPage() {
   const loc = useLocation();
   const s = useSession();
-  const state = loc.query.get("state") ?? "open";
-  const confidence = loc.query.get("confidence") ?? "";
-  const source = loc.query.get("source") ?? "";
+  const stateChoice = loc.query.get("state") ?? "open";
+  const state = stateChoice === "all" ? undefined : queryChoice(loc.query, "state", LOOKALIKE_STATES) ?? "open";
+  const confidence = queryChoice(loc.query, "confidence", ["low", "high"] as const);
+  const source = queryChoice(loc.query, "source", ["ct", "permutation"] as const);
   const [table, setTable] = useTableState({ sortBy: "first_seen_at", sortOrder: "desc", pageSize: 20 });
   const r = useResource(
-    () => get<{ lookalikes: Lookalike[]; total: number }>("/api/ct-log/lookalikes", { ...pagePageSize(table), ...sortQuery(table), state: state === "all" ? undefined : state, confidence, source }),
+    () => get("/api/ct-log/lookalikes", { params: { query: { ...pagePageSize(table), ...sortQuery(table, SORTS), state, confidence, source } } }),
     [table, state, confidence, source],
   );
   const [found, setFound] = useState<Discovery>();
@@ -131,7 +79,7 @@ export function LookalikesPage() {
     <div>
       <PageHeader title="Lookalike domains">
         {s.can("ct-log:update_monitoring") && (
-          <ActionButton busyLabel="Looking…" onError={setErr} onClick={async () => (setFound(await post<Discovery>("/api/ct-log/lookalikes/discover", {})), r.reload())}>
+          <ActionButton busyLabel="Looking…" onError={setErr} onClick={async () => (setFound(await post("/api/ct-log/lookalikes/discover", { body: {} })), r.reload())}>
             Look for registered permutations now
           </ActionButton>
         )}
@@ -166,7 +114,7 @@ export function LookalikesPage() {
         <div class="filters-row">
           <label class="inline">
             State{" "}
-            <select value={state} onChange={choose("state")}>
+            <select value={state ?? "all"} onChange={choose("state")}>
               <option value="open">Open (not gone, not dismissed)</option>
               <option value="all">All</option>
               {STATES.map((x) => (
@@ -271,7 +219,7 @@ function DismissDialog({ l, open, onClose, onDone }: { l: Lookalike; open: boole
         busyLabel="Dismissing…"
         onCancel={onClose}
         onSubmit={async () => {
-          if (await form.submit((v) => post(`/api/ct-log/lookalikes/${l.id}/dismiss`, { reason: v.reason }))) onDone();
+          if (await form.submit((v) => post("/api/ct-log/lookalikes/{lookalike_id}/dismiss", { params: { path: { lookalike_id: l.id } }, body: { reason: v.reason } }))) onDone();
         }}
       >
         <TextArea label="Reason" name="reason" form={form} required hint="e.g. our own defensive registration, a partner's domain" />
@@ -284,7 +232,7 @@ const list = (xs: string[] | undefined) => (xs && xs.length ? <Chips items={xs} 
 
 export function LookalikePage({ id }: { id: string }) {
   const s = useSession();
-  const r = useResource(() => get<LookalikeDetail>(`/api/ct-log/lookalikes/${encodeURIComponent(id)}`), [id]);
+  const r = useResource(() => get("/api/ct-log/lookalikes/{lookalike_id}", { params: { path: { lookalike_id: Number(id) } } }), [id]);
   const [dismissing, setDismissing] = useState(false);
   const l = r.data;
   return (

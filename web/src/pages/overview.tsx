@@ -5,7 +5,7 @@
  * CT matches that are new since the last visit.
  */
 import { useEffect, useState } from "preact/hooks";
-import { get, isMissingEndpoint } from "../api";
+import { get, isMissingEndpoint, type ResponseOf, type Schemas } from "../api";
 import { useSession } from "../session";
 import { LineChart } from "../ui/charts";
 import { useResource, useTableState } from "../ui/resource";
@@ -13,77 +13,15 @@ import { DataTable, localPage } from "../ui/table";
 import { Time } from "../ui/time";
 import { Badge, ErrorBox, NotAvailable, PageHeader, Section } from "../ui/widgets";
 
-export interface Finding {
-  id: string;
-  title: string;
-  severity: string;
-  score_impact: number;
-  category: string;
-  evidence?: unknown;
-  [k: string]: unknown;
-}
+type Overview = Schemas["SecurityOverview"]["data"];
+export type Finding = Schemas["Finding"];
+export type CategoryStatus = Schemas["CategoryStatus"];
+export type CategoryKey = keyof CategoryStatus;
+export type Report = Schemas["Report"];
+export type ReportMail = NonNullable<Report["mail"]>;
 
-export type CategoryKey = "dns" | "ct" | "certificates" | "rdap" | "coverage";
-/** What a category's score rests on (the API's CategoryAssessment). */
-export interface CategoryAssessment {
-  status: "assessed" | "partial" | "blind" | "no_assets";
-  expected: number;
-  collected: number;
-  reason: string;
-}
-export type CategoryStatus = Record<CategoryKey, CategoryAssessment>;
-
-export interface SecurityOverview {
-  overall_score: number;
-  grade: string;
-  provisional: boolean;
-  /** False when a category with assets is blind: no grade is shown, the score only as provisional. */
-  graded: boolean;
-  category_scores: Record<CategoryKey, number>;
-  category_status: CategoryStatus;
-  findings: Finding[];
-  generated_at: string;
-}
-
-export interface Report {
-  id: number;
-  report_type: string;
-  period_start: string;
-  period_end: string;
-  overall_score: number;
-  grade: string;
-  /** Null for a report generated before what it could assess was recorded. */
-  provisional: boolean | null;
-  /** Null with category_status. */
-  graded: boolean | null;
-  category_status: CategoryStatus | null;
-  generated_at: string;
-  pdf_filename: string;
-  /** Where each recipient's copy of the report's mail is (absent from an older server). */
-  mail?: ReportMail;
-}
-
-export interface ReportMailDelivery {
-  to: string;
-  status: "stored" | "pending" | "sent" | "failed";
-  attempts: number;
-  last_attempt_at: string | null;
-  next_attempt_at: string | null;
-  sent_at: string | null;
-  error_class: string | null;
-  error: string | null;
-}
-
-export interface ReportMail {
-  recipients: number;
-  sent: number;
-  pending: number;
-  failed: number;
-  deliveries: ReportMailDelivery[];
-}
-
-export const OVERVIEW_URL = "/api/dashboard/security-overview";
-export const REPORTS_URL = "/api/reports";
+export const OVERVIEW_URL = "/api/dashboard/security-overview" as const;
+export const REPORTS_URL = "/api/reports" as const;
 export const REPORTS_QUERY = { limit: 54 };
 
 export const CATEGORY_LABELS: Record<string, string> = {
@@ -113,7 +51,7 @@ export function unassessed(status: CategoryStatus | null | undefined): string {
 export const gradeClass = (grade: string, provisional: boolean | null | undefined) => (provisional ? "provisional" : gradeTone(grade));
 
 /** The grade as shown: "not graded" when a category with assets could not be looked at at all. */
-export const gradeLabel = (r: Pick<SecurityOverview, "grade"> & { graded: boolean | null }) => (r.graded === false ? "not graded" : r.grade);
+export const gradeLabel = (r: Pick<Overview, "grade"> & { graded: boolean | null }) => (r.graded === false ? "not graded" : r.grade);
 
 /** "C", "A, provisional: RDAP partly assessed", "not graded: DNS not assessed": a report's grade in words. */
 export function gradeText(r: Pick<Report, "grade" | "provisional" | "graded" | "category_status">): string {
@@ -121,7 +59,7 @@ export function gradeText(r: Pick<Report, "grade" | "provisional" | "graded" | "
   return `${gradeLabel(r)}${r.graded === false ? "" : ", provisional"}: ${unassessed(r.category_status)}`;
 }
 
-const STATUS_BADGE: Record<CategoryAssessment["status"], { tone: string; label: string }> = {
+const STATUS_BADGE: Record<Schemas["CategoryAssessment"]["status"], { tone: string; label: string }> = {
   assessed: { tone: "good", label: "assessed" },
   partial: { tone: "warn", label: "partly assessed" },
   blind: { tone: "bad", label: "not assessed" },
@@ -133,7 +71,7 @@ const STATUS_BADGE: Record<CategoryAssessment["status"], { tone: string; label: 
  * nothing to assess) gets no bar, only "not assessed" and why; a partly assessed one a
  * neutral bar and the reason.
  */
-function CategoryScores({ o }: { o: SecurityOverview }) {
+function CategoryScores({ o }: { o: Overview }) {
   return (
     <ul class="category-list" aria-label="Category scores and what they rest on">
       {CATEGORIES.map(({ key, weight }) => {
@@ -240,7 +178,7 @@ function WhatsNew() {
   const session = useSession();
   const key = `trust-plane:last-visit:${session.me.organization.id}:${session.me.user.id}`;
   const [since] = useState(() => localStorage.getItem(key) ?? new Date(Date.now() - 7 * 86_400_000).toISOString());
-  const r = useResource(() => get<NewMatches>("/api/ct-log/matches/check-new", { since }), [since]);
+  const r = useResource(() => get("/api/ct-log/matches/check-new", { params: { query: { since } } }), [since]);
   useEffect(() => {
     // The next visit asks from the server's watermark, not this browser's clock: a clock
     // running ahead of the service's would skip the matches published in between.
@@ -269,16 +207,7 @@ function WhatsNew() {
 }
 
 /** GET /api/ct-log/matches/check-new: the new matches, told apart by their authorization verdict. */
-interface NewMatches {
-  has_new: boolean;
-  count: number;
-  routine: number;
-  unexpected: number;
-  unexpected_by_verdict: { unknown_key: number; unexpected_issuer: number; caa_violation: number };
-  not_judged: number;
-  latest_timestamp: string | null;
-  as_of: string;
-}
+type NewMatches = ResponseOf<"get", "/api/ct-log/matches/check-new">;
 
 const UNEXPECTED_WORDS: Record<keyof NewMatches["unexpected_by_verdict"], string> = {
   caa_violation: "against the CAA records",
@@ -315,7 +244,7 @@ function IssuanceSplit({ n }: { n: NewMatches }) {
 
 function Findings({ findings }: { findings: Finding[] }) {
   const [state, setState] = useTableState({ sortBy: "severity", sortOrder: "desc", pageSize: 10 });
-  const rows = localPage(findings, state, (f, k) => (k === "severity" ? (SEVERITY_RANK[f.severity.toLowerCase()] ?? 0) : (f as any)[k]));
+  const rows = localPage(findings, state, (f, k) => (k === "severity" ? (SEVERITY_RANK[f.severity.toLowerCase()] ?? 0) : f[k as keyof Finding]));
   return (
     <DataTable
       caption="Findings"
@@ -338,7 +267,7 @@ function Findings({ findings }: { findings: Finding[] }) {
 }
 
 function Trend() {
-  const r = useResource(() => get<{ success: boolean; data: Report[] }>(REPORTS_URL, REPORTS_QUERY), []);
+  const r = useResource(() => get(REPORTS_URL, { params: { query: REPORTS_QUERY } }), []);
   if (r.error && isMissingEndpoint(r.error)) return <NotAvailable what="The weekly report history" />;
   const reports = [...(r.data?.data ?? [])].sort((a, b) => a.period_end.localeCompare(b.period_end));
   return (
@@ -365,7 +294,7 @@ function Trend() {
 
 export function OverviewPage() {
   const session = useSession();
-  const r = useResource(() => get<{ success: boolean; data: SecurityOverview }>(OVERVIEW_URL), []);
+  const r = useResource(() => get(OVERVIEW_URL), []);
   const o = r.data?.data;
   return (
     <div>

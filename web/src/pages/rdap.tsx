@@ -3,7 +3,7 @@
  * and per domain the snapshot history and a side-by-side diff of any two snapshots.
  */
 import { useState } from "preact/hooks";
-import { del, get, patch, post } from "../api";
+import { del, get, patch, post } from "../api/legacy";
 import { navigate, setQuery, useLocation } from "../router";
 import { useSession } from "../session";
 import { CheckField, Form, TextField, useForm } from "../ui/form";

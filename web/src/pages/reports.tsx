@@ -5,21 +5,22 @@
  * mailed the report beside the members.
  */
 import { useEffect } from "preact/hooks";
-import { get, isMissingEndpoint, put } from "../api";
+import { isMissingEndpoint } from "../api";
+import { get, put } from "../api";
 import { useSession } from "../session";
 import { Form, TextArea, useForm } from "../ui/form";
 import { useResource, useTableState } from "../ui/resource";
 import { DataTable, localPage } from "../ui/table";
 import { Time } from "../ui/time";
 import { Badge, NotAvailable, PageHeader, Section } from "../ui/widgets";
-import { gradeClass, gradeLabel, unassessed, type Report, type ReportMail } from "./overview";
+import { gradeClass, gradeLabel, unassessed, type ReportMail } from "./overview";
 
 /** The PDF of the current week to date, rendered on request and not stored. */
 export const PREVIEW_URL = "/api/reports/preview/download";
 
 export function ReportsPage() {
   const session = useSession();
-  const r = useResource(() => get<{ success: boolean; data: Report[] }>("/api/reports", { limit: 54 }), []);
+  const r = useResource(() => get("/api/reports", { params: { query: { limit: 54 } } }), []);
   const [state, setState] = useTableState({ sortBy: "period_end", sortOrder: "desc", pageSize: 10 });
   const reports = r.data?.data;
   return (
@@ -42,7 +43,7 @@ export function ReportsPage() {
             state={state}
             onState={setState}
             total={reports?.length}
-            rows={reports ? localPage(reports, state, (x, k) => (x as any)[k]) : undefined}
+            rows={reports ? localPage(reports, state) : undefined}
             loading={r.loading}
             error={r.error}
             rowKey={(x) => x.id}
@@ -107,11 +108,11 @@ function MailStatus({ mail }: { mail: ReportMail }) {
   );
 }
 
-const RECIPIENTS_URL = "/api/reports/recipients";
+const RECIPIENTS_URL = "/api/reports/recipients" as const;
 
 /** The addresses an administrator adds to the weekly report's mail (members choose for themselves). */
 function RecipientsSection() {
-  const r = useResource(() => get<{ emails: string[] }>(RECIPIENTS_URL), []);
+  const r = useResource(() => get(RECIPIENTS_URL), []);
   const form = useForm({ emails: "" });
   const saved = r.data?.emails;
   useEffect(() => {
@@ -128,7 +129,7 @@ function RecipientsSection() {
         label="Report recipients"
         submitLabel="Save recipients"
         onSubmit={async () => {
-          if (await form.submit((v) => put(RECIPIENTS_URL, { emails: v.emails.split(/[\s,;]+/).filter(Boolean) }))) r.reload();
+          if (await form.submit((v) => put(RECIPIENTS_URL, { body: { emails: v.emails.split(/[\s,;]+/).filter(Boolean) } }))) r.reload();
         }}
       >
         <TextArea form={form} name="emails" label="Addresses" hint="One plain address per line (soc@example.com), at most 50." rows={4} mono />

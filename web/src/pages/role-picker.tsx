@@ -1,14 +1,10 @@
 /** The roles of a user, an invitation or an SSO default: one select per module (admin.tsx, admin-identity.tsx). */
+import type { Schemas } from "../api";
 import { MODULE_LABELS } from "../session";
 
-export interface RoleRef {
-  module_name: string;
-  role_name: string;
-}
-
-export interface RolesCatalog {
-  modules: { module: string; roles: { name: string; description: string; permissions: string[] }[] }[];
-}
+/** A role of one module, as users, invitations and the SSO default roles carry it. */
+export type RoleRef = Schemas["SsoConfigInput"]["default_roles"][number];
+export type RolesCatalog = Schemas["Roles"];
 
 /** One select per module: no access, or one of the roles it offers. */
 export function RolePicker({ catalog, value, onChange, legend = "Roles" }: { catalog: RolesCatalog | undefined; value: RoleRef[]; onChange: (v: RoleRef[]) => void; legend?: string }) {

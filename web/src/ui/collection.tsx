@@ -8,21 +8,13 @@
  *   <CollectionDetail collection={c} />   a detail block: every field in words
  */
 import type { ComponentChildren } from "preact";
+import type { Schemas } from "../api";
 import { Time } from "./time";
 import { Badge, KeyValues } from "./widgets";
 
-export type CollectionState = "ok" | "failing" | "pending" | "paused";
-export type CollectionErrorClass = "dns_resolution" | "connect" | "timeout" | "tls" | "http_status" | "rate_limited" | "protocol" | "blocked" | "internal";
-
-export interface Collection {
-  state: CollectionState;
-  last_attempt_at: string | null;
-  last_success_at: string | null;
-  failing_since: string | null;
-  consecutive_failures: number;
-  next_attempt_at: string | null;
-  error: { class: CollectionErrorClass; message: string } | null;
-}
+export type Collection = Schemas["Collection"];
+export type CollectionState = Collection["state"];
+export type CollectionErrorClass = NonNullable<Schemas["CollectionError"]>["class"];
 
 const STATE_LABEL: Record<CollectionState, string> = { ok: "collected", failing: "failing", pending: "not collected yet", paused: "paused" };
 const STATE_TONE: Record<CollectionState, string> = { ok: "good", failing: "bad", pending: "neutral", paused: "neutral" };

@@ -4,7 +4,7 @@
  * an answer that arrives after a newer request started.
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { ApiError } from "../api";
+import { asApiError, type ApiError } from "../api";
 
 export interface Resource<T> {
   data: T | undefined;
@@ -31,7 +31,7 @@ export function useResource<T>(loader: () => Promise<T>, deps: unknown[]): Resou
       },
       (e) => {
         if (mine !== seq.current) return;
-        setError(e instanceof ApiError ? e : new ApiError(0, "client_error", String(e?.message ?? e)));
+        setError(asApiError(e));
         setLoading(false);
       },
     );
@@ -59,4 +59,8 @@ export function useTableState(initial: Partial<TableState> & { sortBy: string })
 export const limitOffset = (t: TableState) => ({ limit: t.pageSize, offset: (t.page - 1) * t.pageSize });
 /** page/page_size query (CT). */
 export const pagePageSize = (t: TableState) => ({ page: t.page, page_size: t.pageSize });
-export const sortQuery = (t: TableState) => ({ sort_by: t.sortBy, sort_order: t.sortOrder });
+/** sort_by/sort_order of a table state, `sort_by` only when it is one the endpoint sorts by (`sortable`: the API's values). */
+export const sortQuery = <S extends string = string>(t: TableState, sortable?: readonly S[]) => ({
+  sort_by: sortable ? sortable.find((s) => s === t.sortBy) : (t.sortBy as S),
+  sort_order: t.sortOrder,
+});

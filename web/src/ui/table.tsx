@@ -124,8 +124,8 @@ export function Pager(props: { state: TableState; onState: (s: Partial<TableStat
   );
 }
 
-/** Sort and page an array in the browser (endpoints that return everything at once). */
-export function localPage<R>(rows: R[], state: TableState, value: (row: R, key: string) => unknown): R[] {
+/** One page of a list the API returns whole, sorted in the browser by `state.sortBy` (a field of the row unless `value` says otherwise). */
+export function localPage<R extends object>(rows: R[], state: TableState, value: (row: R, key: string) => unknown = (row, key) => row[key as keyof R]): R[] {
   const sorted = [...rows].sort((a, b) => {
     const va = value(a, state.sortBy);
     const vb = value(b, state.sortBy);

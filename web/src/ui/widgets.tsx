@@ -1,7 +1,7 @@
 /** Small building blocks shared by every page. */
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { ApiError } from "../api";
+import { asApiError, type ApiError } from "../api";
 
 /** An API error as a sentence, never as raw JSON. */
 export function ErrorBox({ error, title }: { error: ApiError | undefined; title?: string }) {
@@ -211,7 +211,7 @@ export function ActionButton(props: {
         try {
           await props.onClick();
         } catch (e) {
-          props.onError?.(e as ApiError);
+          props.onError?.(asApiError(e));
         } finally {
           setBusy(false);
         }

@@ -1,6 +1,6 @@
 /** Organization-wide notification channels: where alerts go, with a test-send. */
 import { useEffect, useState } from "preact/hooks";
-import { del, get, post, put } from "../../api";
+import { del, get, post, put, type ApiError, type ResponseOf, type Schemas } from "../../api";
 import { CheckField, Form, SelectField, TextField, useForm } from "../../ui/form";
 import { useResource, useTableState } from "../../ui/resource";
 import { DataTable, localPage } from "../../ui/table";
@@ -15,13 +15,13 @@ function destination(c: Channel): string {
 }
 
 export function ChannelsTab() {
-  const r = useResource(() => get<{ channels: Channel[] }>("/api/notification-channels"), []);
+  const r = useResource(() => get("/api/notification-channels"), []);
   const [state, setState] = useTableState({ sortBy: "name", pageSize: 20 });
   const [editing, setEditing] = useState<Channel | "new" | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
   const [notice, setNotice] = useState("");
-  const [err, setErr] = useState<any>();
-  const [tests, setTests] = useState<Record<number, { delivered: boolean; status: number | null; error: string | null }>>({});
+  const [err, setErr] = useState<ApiError>();
+  const [tests, setTests] = useState<Record<number, ChannelTestResult>>({});
   return (
     <Section
       title="Notification channels"
@@ -39,7 +39,7 @@ export function ChannelsTab() {
         state={state}
         onState={setState}
         total={r.data?.channels.length}
-        rows={r.data ? localPage(r.data.channels, state, (x, k) => (x as any)[k]) : undefined}
+        rows={r.data ? localPage(r.data.channels, state) : undefined}
         loading={r.loading}
         error={r.error}
         rowKey={(c) => c.id}
@@ -53,10 +53,10 @@ export function ChannelsTab() {
             label: "Test",
             render: (c) => (
               <span>
-                <ActionButton label={`Send test to ${c.name}`} busyLabel="Sending…" onError={setErr} onClick={async () => setTests({ ...tests, [c.id]: await post(`/api/notification-channels/${c.id}/test`) })}>
+                <ActionButton label={`Send test to ${c.name}`} busyLabel="Sending…" onError={setErr} onClick={async () => setTests({ ...tests, [c.id]: await post("/api/notification-channels/{channel_id}/test", { params: { path: { channel_id: c.id } } }) })}>
                   Send test
                 </ActionButton>{" "}
-                {tests[c.id] && (tests[c.id].delivered ? <Badge value="delivered" /> : <span><Badge value="failed" /> <span class="small">{tests[c.id].error ?? `HTTP ${tests[c.id].status}`}</span></span>)}
+                {tests[c.id] && (tests[c.id].delivered ? <Badge value="delivered" /> : <span><Badge value="failed" /> <span class="small">{tests[c.id].error ?? "not delivered"}</span></span>)}
               </span>
             ),
           },
@@ -67,7 +67,7 @@ export function ChannelsTab() {
                 <button type="button" onClick={() => setEditing(c)} aria-label={`Edit ${c.name}`}>
                   Edit
                 </button>
-                <ActionButton class="danger" label={`Delete ${c.name}`} confirm={`Delete the channel ${c.name}?`} onError={setErr} onClick={async () => (setNotice((await del(`/api/notification-channels/${c.id}`)).message), r.reload())}>
+                <ActionButton class="danger" label={`Delete ${c.name}`} confirm={`Delete the channel ${c.name}?`} onError={setErr} onClick={async () => (setNotice((await del("/api/notification-channels/{channel_id}", { params: { path: { channel_id: c.id } } })).message), r.reload())}>
                   Delete
                 </ActionButton>
               </span>
@@ -93,14 +93,13 @@ export function ChannelsTab() {
   );
 }
 
-/** A provider as GET /api/notification-channels/providers describes it: its settings as JSON Schema. */
-interface Provider {
-  kind: string;
-  label: string;
-  description: string;
-  settings_schema: { properties: Record<string, SettingSchema>; required?: string[] };
-}
+type ChannelTestResult = ResponseOf<"post", "/api/notification-channels/{channel_id}/test">;
 
+/**
+ * One setting of a provider's `settings_schema` (GET /api/notification-channels/providers):
+ * the JSON Schema keywords the form reads. The API documents `settings_schema` as an open
+ * JSON Schema object, so the form names the keywords it uses here.
+ */
 interface SettingSchema {
   type?: string;
   enum?: string[];
@@ -122,12 +121,13 @@ const formValue = (v: unknown) => (Array.isArray(v) ? v.join(", ") : v === undef
  * field that, on edit, keeps the stored value when left empty).
  */
 function ChannelForm({ channel, onDone, onCancel }: { channel: Channel | null; onDone: (m: string, secret?: string) => void; onCancel: () => void }) {
-  const providers = useResource(() => get<{ providers: Provider[] }>("/api/notification-channels/providers"), []);
-  const form = useForm<Record<string, any>>({ name: channel?.name ?? "", kind: channel?.kind ?? "webhook", enabled: channel?.enabled ?? true, rotate_secret: false });
+  const providers = useResource(() => get("/api/notification-channels/providers"), []);
+  const form = useForm<Record<string, string | boolean | undefined>>({ name: channel?.name ?? "", kind: channel?.kind ?? "webhook", enabled: channel?.enabled ?? true, rotate_secret: false });
   const v = form.values;
   const provider = providers.data?.providers.find((p) => p.kind === v.kind);
-  const settings = Object.entries(provider?.settings_schema.properties ?? {});
-  const required = new Set(provider?.settings_schema.required ?? []);
+  const schema = provider?.settings_schema as { properties?: Record<string, SettingSchema>; required?: string[] } | undefined;
+  const settings = Object.entries(schema?.properties ?? {});
+  const required = new Set(schema?.required ?? []);
   const valueOf = (name: string, s: SettingSchema) => v[name] ?? (s["x-secret"] ? "" : formValue(channel && channel.kind === v.kind ? channel.settings[name] : s.default));
   // Each setting's control starts from the channel's shown value, or the schema's default.
   useEffect(() => {
@@ -140,7 +140,7 @@ function ChannelForm({ channel, onDone, onCancel }: { channel: Channel | null; o
       submitLabel="Save channel"
       onCancel={onCancel}
       onSubmit={async () => {
-        let res: any;
+        let res: { message: string; secret?: string } | undefined;
         const ok = await form.submit(async (x) => {
           const body: Record<string, unknown> = { name: x.name, kind: x.kind, enabled: x.enabled };
           for (const [name, s] of settings) {
@@ -150,9 +150,12 @@ function ChannelForm({ channel, onDone, onCancel }: { channel: Channel | null; o
             body[name] = s.type === "array" ? text.split(/[\s,]+/).filter(Boolean) : s.type === "integer" || s.type === "number" ? Number(text) : text;
           }
           if (channel && x.rotate_secret) body.rotate_secret = true;
-          res = channel ? await put(`/api/notification-channels/${channel.id}`, body) : await post("/api/notification-channels", body);
+          // The body is built from the provider's settings schema, which the API checks (400 with each field's message).
+          res = channel
+            ? await put("/api/notification-channels/{channel_id}", { params: { path: { channel_id: channel.id } }, body: body as Schemas["NotificationChannelUpdate"] })
+            : await post("/api/notification-channels", { body: body as Schemas["NotificationChannelInput"] });
         });
-        if (ok) onDone(res.message, res.secret);
+        if (ok && res) onDone(res.message, res.secret);
       }}
     >
       <ErrorBox error={providers.error} />

@@ -4,8 +4,8 @@
  * so nothing a rule matched disappears without a trace.
  */
 import { useState } from "preact/hooks";
-import { get, post } from "../../api";
-import { setQuery, useLocation } from "../../router";
+import { get, post, type ApiError } from "../../api";
+import { queryChoice, queryId, setQuery, useLocation } from "../../router";
 import { useSession, type ModuleName } from "../../session";
 import { limitOffset, useResource, useTableState } from "../../ui/resource";
 import { DataTable } from "../../ui/table";
@@ -18,22 +18,23 @@ const STATUS_FILTERS = [
   { value: "fired", label: "Sent" },
   { value: "suppressed", label: "Suppressed" },
 ];
+const STATUSES = ["fired", "suppressed"] as const;
 
 export function HistoryTab({ module }: { module: ModuleName }) {
   const loc = useLocation();
-  const status = loc.query.get("status") ?? "";
-  const rule = loc.query.get("rule") ?? "";
+  const status = queryChoice(loc.query, "status", STATUSES);
+  const rule = queryId(loc.query, "rule");
   // A link to one alert (channels link to it: /alerting?section=<module>&tab=history&alert=<id>).
-  const alertId = loc.query.get("alert") ?? "";
+  const alertId = queryId(loc.query, "alert");
   const [state, setState] = useTableState({ sortBy: "fired_at", sortOrder: "desc", pageSize: 20 });
-  const query = { ...limitOffset(state), ...(status ? { status } : {}), ...(rule ? { rule_id: rule } : {}), ...(alertId ? { alert_id: alertId } : {}) };
-  const r = useResource(() => get<{ alerts: Alert[]; total: number }>(`/api/${module}/alert-history`, query), [module, state, status, rule, alertId]);
+  const query = { ...limitOffset(state), status, rule_id: rule, alert_id: alertId };
+  const r = useResource(() => get(`/api/${module}/alert-history`, { params: { query } }), [module, state, status, rule, alertId]);
   return (
     <Section title="Alert history">
       <div class="filters-row">
         <label class="inline">
           Show{" "}
-          <select value={status} onChange={(e) => (setQuery({ status: (e.target as HTMLSelectElement).value }), setState({ page: 1 }))}>
+          <select value={status ?? ""} onChange={(e) => (setQuery({ status: (e.target as HTMLSelectElement).value }), setState({ page: 1 }))}>
             {STATUS_FILTERS.map((f) => (
               <option value={f.value}>{f.label}</option>
             ))}
@@ -107,10 +108,10 @@ function Deliveries({ alert: a }: { alert: Alert }) {
 /** Open, acknowledged (by whom) or resolved (by whom, why), with the buttons that move it on. */
 function AlertStateCell({ module, alert: a, onChange }: { module: ModuleName; alert: Alert; onChange: () => void }) {
   const s = useSession();
-  const [err, setErr] = useState<any>();
+  const [err, setErr] = useState<ApiError>();
   const can = s.can(`${module}:update_alert_rules`);
   const act = (to: "acknowledge" | "resolve") => async () => {
-    await post(`/api/${module}/alert-history/${a.id}/${to}`);
+    await post(`/api/${module}/alert-history/{alert_id}/${to}`, { params: { path: { alert_id: a.id } } });
     onChange();
   };
   return (

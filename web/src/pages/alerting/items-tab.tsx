@@ -5,7 +5,7 @@
  */
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
-import { del } from "../../api";
+import type { ApiError } from "../../api";
 import { useResource, useTableState } from "../../ui/resource";
 import { DataTable, localPage, type Column } from "../../ui/table";
 import { ActionButton, Dialog, ErrorBox, Notice, Section } from "../../ui/widgets";
@@ -18,9 +18,10 @@ export interface ItemsTabProps<T extends { id: number; name: string }> {
   load: () => Promise<T[]>;
   deps: unknown[];
   can: { create: boolean; update: boolean; delete: boolean };
-  deletePath: (item: T) => string;
+  /** Deletes the item; the answer's message is shown. */
+  remove: (item: T) => Promise<{ message: string }>;
   /** The columns before Actions; they may reload the list or show an error. */
-  columns: (ctx: { reload: () => void; setError: (e: any) => void }) => Column<T>[];
+  columns: (ctx: { reload: () => void; setError: (e: ApiError) => void }) => Column<T>[];
   empty: ComponentChildren;
   editor: (item: T | null, done: (message?: string) => void) => ComponentChildren;
   /** "page": the editor replaces the table (a large editor); "dialog": it opens over it. */
@@ -32,7 +33,7 @@ export function ItemsTab<T extends { id: number; name: string }>(p: ItemsTabProp
   const [state, setState] = useTableState({ sortBy: "name", pageSize: 20 });
   const [editing, setEditing] = useState<T | "new" | null>(null);
   const [notice, setNotice] = useState("");
-  const [err, setErr] = useState<any>();
+  const [err, setErr] = useState<ApiError>();
   const editor = (item: T | null) =>
     p.editor(item, (message) => {
       setEditing(null);
@@ -53,7 +54,7 @@ export function ItemsTab<T extends { id: number; name: string }>(p: ItemsTabProp
                   </button>
                 )}
                 {p.can.delete && (
-                  <ActionButton class="danger" label={`Delete ${x.name}`} confirm={`Delete the ${p.noun} ${x.name}?`} onError={setErr} onClick={async () => (setNotice((await del(p.deletePath(x))).message), r.reload())}>
+                  <ActionButton class="danger" label={`Delete ${x.name}`} confirm={`Delete the ${p.noun} ${x.name}?`} onError={setErr} onClick={async () => (setNotice((await p.remove(x)).message), r.reload())}>
                     Delete
                   </ActionButton>
                 )}
@@ -80,7 +81,7 @@ export function ItemsTab<T extends { id: number; name: string }>(p: ItemsTabProp
         state={state}
         onState={setState}
         total={r.data?.length}
-        rows={r.data ? localPage(r.data, state, (x, k) => (x as any)[k]) : undefined}
+        rows={r.data ? localPage(r.data, state) : undefined}
         loading={r.loading}
         error={r.error}
         rowKey={(x) => x.id}

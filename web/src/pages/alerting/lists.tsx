@@ -1,6 +1,6 @@
 /** Rule lists: named IP or domain lists that any module's rules read with in_list(). */
 import { useState } from "preact/hooks";
-import { del, get, post } from "../../api";
+import { del, get, post, type ApiError, type Schemas } from "../../api";
 import { useSession } from "../../session";
 import { Form, SelectField, TextArea, TextField, useForm } from "../../ui/form";
 import { useResource, useTableState } from "../../ui/resource";
@@ -11,12 +11,12 @@ import type { RuleList } from "./types";
 
 export function ListsTab() {
   const s = useSession();
-  const r = useResource(() => get<{ lists: RuleList[] }>("/api/lists"), []);
+  const r = useResource(() => get("/api/lists"), []);
   const [state, setState] = useTableState({ sortBy: "name", pageSize: 20 });
   const [creating, setCreating] = useState(false);
   const [open, setOpen] = useState<RuleList | null>(null);
   const [notice, setNotice] = useState("");
-  const [err, setErr] = useState<any>();
+  const [err, setErr] = useState<ApiError>();
   const canManage = s.can("lists:manage_lists");
   return (
     <Section
@@ -39,7 +39,7 @@ export function ListsTab() {
         state={state}
         onState={setState}
         total={r.data?.lists.length}
-        rows={r.data ? localPage(r.data.lists, state, (x, k) => (x as any)[k]) : undefined}
+        rows={r.data ? localPage(r.data.lists, state) : undefined}
         loading={r.loading}
         error={r.error}
         rowKey={(l) => l.id}
@@ -55,7 +55,7 @@ export function ListsTab() {
                 {
                   label: "Actions",
                   render: (l: RuleList) => (
-                    <ActionButton class="danger" label={`Delete ${l.name}`} confirm={`Delete the list ${l.name}?`} onError={setErr} onClick={async () => (setNotice((await del(`/api/lists/${l.id}`)).message), r.reload())}>
+                    <ActionButton class="danger" label={`Delete ${l.name}`} confirm={`Delete the list ${l.name}?`} onError={setErr} onClick={async () => (setNotice((await del("/api/lists/{list_id}", { params: { path: { list_id: l.id } } })).message), r.reload())}>
                       Delete
                     </ActionButton>
                   ),
@@ -75,7 +75,7 @@ export function ListsTab() {
 }
 
 function ListForm({ onDone, onCancel }: { onDone: () => void; onCancel: () => void }) {
-  const form = useForm({ name: "", list_type: "ip", description: "", entries: "" });
+  const form = useForm<{ name: string; list_type: Schemas["CreateRuleList"]["list_type"]; description: string; entries: string }>({ name: "", list_type: "ip", description: "", entries: "" });
   return (
     <Form
       form={form}
@@ -83,7 +83,7 @@ function ListForm({ onDone, onCancel }: { onDone: () => void; onCancel: () => vo
       submitLabel="Create list"
       onCancel={onCancel}
       onSubmit={async () => {
-        if (await form.submit((v) => post("/api/lists", { ...v, entries: v.entries.split(/[\s,]+/).filter(Boolean) }))) onDone();
+        if (await form.submit((v) => post("/api/lists", { body: { ...v, entries: v.entries.split(/[\s,]+/).filter(Boolean) } }))) onDone();
       }}
     >
       <TextField form={form} name="name" label="Name" hint="Lowercase letters, digits, _ and -. It cannot be changed later." required />
@@ -95,9 +95,9 @@ function ListForm({ onDone, onCancel }: { onDone: () => void; onCancel: () => vo
 }
 
 function ListEntries({ list, canManage }: { list: RuleList; canManage: boolean }) {
-  const r = useResource(() => get<{ entries: { id: number; value: string; created_at: string }[] }>(`/api/lists/${list.id}`), [list.id]);
+  const r = useResource(() => get("/api/lists/{list_id}", { params: { path: { list_id: list.id } } }), [list.id]);
   const form = useForm({ entries: "" });
-  const [err, setErr] = useState<any>();
+  const [err, setErr] = useState<ApiError>();
   return (
     <div>
       <ErrorBox error={err} />
@@ -112,7 +112,7 @@ function ListEntries({ list, canManage }: { list: RuleList; canManage: boolean }
           { label: "Value", render: (e) => <span class="mono">{e.value}</span> },
           { label: "Added", render: (e) => <Time iso={e.created_at} /> },
           ...(canManage
-            ? [{ label: "Actions", render: (e: { id: number; value: string }) => <ActionButton class="danger" label={`Remove ${e.value}`} onError={setErr} onClick={async () => (await del(`/api/lists/${list.id}/entries/${e.id}`), r.reload())}>Remove</ActionButton> }]
+            ? [{ label: "Actions", render: (e: Schemas["RuleListEntry"]) => <ActionButton class="danger" label={`Remove ${e.value}`} onError={setErr} onClick={async () => (await del("/api/lists/{list_id}/entries/{entry_id}", { params: { path: { list_id: list.id, entry_id: e.id } } }), r.reload())}>Remove</ActionButton> }]
             : []),
         ]}
       />
@@ -122,7 +122,7 @@ function ListEntries({ list, canManage }: { list: RuleList; canManage: boolean }
           label="Add entries"
           submitLabel="Add entries"
           onSubmit={async () => {
-            if (await form.submit((v) => post(`/api/lists/${list.id}/entries`, { entries: v.entries.split(/[\s,]+/).filter(Boolean) }))) {
+            if (await form.submit((v) => post("/api/lists/{list_id}/entries", { params: { path: { list_id: list.id } }, body: { entries: v.entries.split(/[\s,]+/).filter(Boolean) } }))) {
               form.reset();
               r.reload();
             }

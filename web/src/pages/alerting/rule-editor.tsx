@@ -9,16 +9,17 @@ import { MODULE_LABELS, useSession, type ModuleName } from "../../session";
 import { CheckField, Field, Form, SelectField, TextField, useForm } from "../../ui/form";
 import { useResource, type Resource } from "../../ui/resource";
 import { ErrorBox, Notice, Section } from "../../ui/widgets";
-import { SEVERITIES, type Channel, type Introspection, type Rule, type RuleTestResult, type Template, type Variable } from "./types";
+import { SEVERITIES, type Channel, type Introspection, type Rule, type RuleList, type RuleTestResult, type Severity, type Template, type Variable } from "./types";
 
 /** An example event with every variable of the module at a neutral value. */
 function sampleEvent(vars: Variable[]): Record<string, unknown> {
-  const root: Record<string, any> = {};
+  type Node = Record<string, unknown>;
+  const root: Node = {};
   for (const v of vars) {
     if (v.path.includes("[]")) continue;
     const parts = v.path.split(".");
     let at = root;
-    for (const p of parts.slice(0, -1)) at = at[p] ??= {};
+    for (const p of parts.slice(0, -1)) at = (at[p] ??= {}) as Node;
     const leaf = parts[parts.length - 1];
     if (at[leaf] !== undefined) continue;
     at[leaf] = v.type === "object" ? {} : v.type.startsWith("list") ? [] : v.type === "int" || v.type === "double" || v.type === "uint" ? 0 : v.type === "bool" ? false : v.type === "string" ? "" : null;
@@ -28,7 +29,7 @@ function sampleEvent(vars: Variable[]): Record<string, unknown> {
 
 interface RuleValues {
   name: string;
-  severity: string;
+  severity: Severity;
   expression: string;
   enabled: boolean;
   throttle_seconds: string;
@@ -39,13 +40,13 @@ interface RuleValues {
 
 export function RuleEditor({ module, rule, onClose }: { module: ModuleName; rule: Rule | null; onClose: (msg?: string) => void }) {
   const s = useSession();
-  const intro = useResource(() => get<Introspection>(`/api/${module}/introspection`), [module]);
-  const templates = useResource(() => (s.can(`${module}:view_alert_templates`) ? get<{ templates: Template[] }>(`/api/${module}/alert-templates`) : Promise.resolve({ templates: [] })), [module]);
-  const channels = useResource(() => (s.can("admin:manage_users") ? get<{ channels: Channel[] }>("/api/notification-channels") : Promise.resolve({ channels: [] as Channel[] })), []);
-  const lists = useResource(() => (s.can("lists:view_lists") ? get<{ lists: { name: string; list_type: string }[] }>("/api/lists") : Promise.resolve({ lists: [] })), []);
+  const intro = useResource(() => get(`/api/${module}/introspection`), [module]);
+  const templates = useResource(() => (s.can(`${module}:view_alert_templates`) ? get(`/api/${module}/alert-templates`) : Promise.resolve({ templates: [] as Template[] })), [module]);
+  const channels = useResource(() => (s.can("admin:manage_users") ? get("/api/notification-channels") : Promise.resolve({ channels: [] as Channel[] })), []);
+  const lists = useResource(() => (s.can("lists:view_lists") ? get("/api/lists") : Promise.resolve({ lists: [] as RuleList[] })), []);
   const form = useForm<RuleValues>({
     name: rule?.name ?? "",
-    severity: rule?.severity ?? "medium",
+    severity: SEVERITIES.find((x) => x === rule?.severity) ?? "medium",
     expression: rule?.expression ?? "",
     enabled: rule?.enabled ?? true,
     throttle_seconds: String(rule?.throttle_seconds ?? 3600),
@@ -75,14 +76,14 @@ export function RuleEditor({ module, rule, onClose }: { module: ModuleName; rule
     setTesting(true);
     setResult(null);
     await form.submit(async (v) => {
-      let event: unknown;
+      let event: Record<string, unknown>;
       try {
         event = JSON.parse(eventText);
       } catch (e) {
         throw new ApiError(400, "validation_error", "The sample event is not valid JSON", [{ path: "event", message: `Not valid JSON: ${(e as Error).message}` }]);
       }
       // A saved rule: the answer also says whether a real event like this one would be suppressed now.
-      const r = await post<RuleTestResult>(`/api/${module}/alert-rules/test`, { expression: v.expression, event, ...(rule ? { rule_id: rule.id } : {}) });
+      const r = await post(`/api/${module}/alert-rules/test`, { body: { expression: v.expression, event, ...(rule ? { rule_id: rule.id } : {}) } });
       if (r.error) throw new ApiError(400, "validation_error", "The expression does not compile or evaluate", [{ path: "expression", message: r.error }]);
       setResult(r);
     }, ["expression", "event"]);
@@ -109,7 +110,7 @@ export function RuleEditor({ module, rule, onClose }: { module: ModuleName; rule
                 template_id: v.template_id ? Number(v.template_id) : null,
                 channel_ids: v.channel_ids,
               };
-              msg = (rule ? await put(`/api/${module}/alert-rules/${rule.id}`, body) : await post(`/api/${module}/alert-rules`, body)).message;
+              msg = (rule ? await put(`/api/${module}/alert-rules/{rule_id}`, { params: { path: { rule_id: rule.id } }, body }) : await post(`/api/${module}/alert-rules`, { body })).message;
             });
             if (ok) onClose(msg);
           }}

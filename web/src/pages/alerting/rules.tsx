@@ -1,5 +1,5 @@
 /** A module's alert rules: condition, severity, channels, throttle and what each did in the last 24 h. */
-import { get, patch } from "../../api";
+import { asApiError, del, get, patch } from "../../api";
 import { setQuery } from "../../router";
 import { MODULE_LABELS, useSession, type ModuleName } from "../../session";
 import { useResource } from "../../ui/resource";
@@ -15,17 +15,17 @@ export function RulesTab({ module }: { module: ModuleName }) {
   // A rule stores channel ids; their names come from the channel list, which only
   // administrators (admin:manage_users) may read. Others see how many channels a rule notifies.
   const canSeeChannels = s.can("admin:manage_users");
-  const channels = useResource(() => (canSeeChannels ? get<{ channels: Channel[] }>("/api/notification-channels") : Promise.resolve({ channels: [] as Channel[] })), [canSeeChannels]);
+  const channels = useResource(() => (canSeeChannels ? get("/api/notification-channels") : Promise.resolve({ channels: [] as Channel[] })), [canSeeChannels]);
   const channelName = new Map((channels.data?.channels ?? []).map((c) => [c.id, c.name]));
   return (
     <ItemsTab<Rule>
       title="Rules"
       caption={`${MODULE_LABELS[module]} alert rules`}
       noun="rule"
-      load={() => get<{ rules: Rule[] }>(`/api/${module}/alert-rules`).then((r) => r.rules)}
+      load={() => get(`/api/${module}/alert-rules`).then((r) => r.rules)}
       deps={[module]}
       can={{ create: s.can(`${module}:create_alert_rules`), update: canUpdate, delete: s.can(`${module}:delete_alert_rules`) }}
-      deletePath={(x) => `/api/${module}/alert-rules/${x.id}`}
+      remove={(x) => del(`/api/${module}/alert-rules/{rule_id}`, { params: { path: { rule_id: x.id } } })}
       empty={<p>No alert rule for this module. A rule is a CEL condition over the module's events; when it is true, the chosen channels are notified.</p>}
       editorIn="page"
       editor={(rule, done) => <RuleEditor module={module} rule={rule} onClose={done} />}
@@ -44,9 +44,9 @@ export function RulesTab({ module }: { module: ModuleName }) {
                   aria-label={`${x.name} enabled`}
                   onChange={async (e) => {
                     try {
-                      await patch(`/api/${module}/alert-rules/${x.id}`, { enabled: (e.target as HTMLInputElement).checked });
+                      await patch(`/api/${module}/alert-rules/{rule_id}`, { params: { path: { rule_id: x.id } }, body: { enabled: (e.target as HTMLInputElement).checked } });
                     } catch (y) {
-                      setError(y);
+                      setError(asApiError(y));
                     }
                     reload();
                   }}

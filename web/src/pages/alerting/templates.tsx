@@ -1,5 +1,5 @@
 /** A module's message templates: subject and body with {{field.path}} placeholders. */
-import { get, post, put } from "../../api";
+import { del, get, post, put } from "../../api";
 import { type ModuleName, useSession } from "../../session";
 import { Form, TextArea, TextField, useForm } from "../../ui/form";
 import { Time } from "../../ui/time";
@@ -13,10 +13,10 @@ export function TemplatesTab({ module }: { module: ModuleName }) {
       title="Message templates"
       caption="Alert templates"
       noun="template"
-      load={() => get<{ templates: Template[] }>(`/api/${module}/alert-templates`).then((r) => r.templates)}
+      load={() => get(`/api/${module}/alert-templates`).then((r) => r.templates)}
       deps={[module]}
       can={{ create: s.can(`${module}:create_alert_templates`), update: s.can(`${module}:update_alert_templates`), delete: s.can(`${module}:delete_alert_templates`) }}
-      deletePath={(x) => `/api/${module}/alert-templates/${x.id}`}
+      remove={(x) => del(`/api/${module}/alert-templates/{template_id}`, { params: { path: { template_id: x.id } } })}
       empty={<p>No template: alerts use the default message. A template writes the subject and body with {"{{field.path}}"} placeholders.</p>}
       columns={() => [
         { label: "Name", sort: "name", render: (x) => <strong>{x.name}</strong> },
@@ -39,7 +39,7 @@ function TemplateForm({ module, template, onDone, onCancel }: { module: ModuleNa
       onCancel={onCancel}
       onSubmit={async () => {
         let m = "";
-        if (await form.submit(async (v) => (m = (template ? await put(`/api/${module}/alert-templates/${template.id}`, v) : await post(`/api/${module}/alert-templates`, v)).message))) onDone(m);
+        if (await form.submit(async (v) => (m = (template ? await put(`/api/${module}/alert-templates/{template_id}`, { params: { path: { template_id: template.id } }, body: v }) : await post(`/api/${module}/alert-templates`, { body: v })).message))) onDone(m);
       }}
     >
       <TextField form={form} name="name" label="Name" required />
