@@ -30,6 +30,10 @@
  * search over its request units): that prefix is published, the log stops there with
  * the mismatch recorded and backs off. A tampered entry is never published, nor
  * anything after it, while every match before it is.
+ *
+ * The run's decisions (start or keep backing off, read / check the root / fetch a fresher
+ * head / stop, and the status after success or failure) are pure functions in
+ * transitions.ts; this file does the I/O around them.
  */
 import { CollapsedMerkleTree } from "../merkle";
 import type { CursorStatus } from "../cursor-contract";
@@ -39,21 +43,16 @@ import { toBase64 } from "../wire/bytes";
 import { classifyLogFailure } from "../collection";
 import { readInOrder } from "./reader";
 import { initialStatus, type CursorRecord, type CursorSink, type CursorStore } from "./state";
+import { afterHeadRefetch, backoffRemaining, COMMIT_INTERVAL_MS, failed, MAX_LOG_PAUSE_MS, nextMove, resumeAfterMs, succeeded } from "./transitions";
 
 /**
- * A batch is verified and published this often while reading, or as soon as the previous
- * commit is done when that takes longer (reading never waits for a commit only because a
- * second has passed)...
+ * A batch is verified and published this often while reading (COMMIT_INTERVAL_MS, in
+ * transitions.ts), or as soon as the previous commit is done when that takes longer
+ * (reading never waits for a commit only because a second has passed)...
  */
-export const COMMIT_INTERVAL_MS = 1_000;
+export { COMMIT_INTERVAL_MS, MAX_LOG_PAUSE_MS };
 /** ... and at least every this many entries (then reading waits for the previous commit). */
 export const COMMIT_ENTRIES = 16_384;
-const BACKOFF_BASE_MS = 30_000;
-const BACKOFF_MAX_MS = 3600_000;
-/** The longest pause a log's Retry-After gets: a longer one (or a bogus date far ahead) is cut to this. */
-export const MAX_LOG_PAUSE_MS = 3600_000;
-/** Caught up with time left: the head is fetched again, and read on if the log grew by at least this much. */
-const MIN_GROWTH_TO_READ_ON = 256;
 /**
  * Request units whose matches may still wait for their CAA lookups while the next ones are
  * matched: DNS round trips overlap instead of pacing the loop (EntryMatcher runs up to
@@ -140,10 +139,11 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
   const status = { ...initialStatus(input.log.logId, input.log.logName), ...record.status, logId: input.log.logId, logName: input.log.logName };
   record.status = status;
 
-  if (status.backoffUntil && Date.parse(status.backoffUntil) > input.now.getTime()) {
+  const waiting = backoffRemaining(status, input.now.getTime());
+  if (waiting !== null) {
     status.runs += 1; // a run that found the cursor backing off
     await input.store.save(record);
-    return { status, more: false, resumeAfterMs: Date.parse(status.backoffUntil) - input.now.getTime() };
+    return { status, more: false, resumeAfterMs: waiting };
   }
   status.lastRunAt = input.now.toISOString();
   const verifiedBefore = status.entriesProcessed;
@@ -276,57 +276,56 @@ export async function runCursor(input: CursorRunInput): Promise<CursorRunResult>
       noteVerified(tree, head);
       await input.store.save(record);
     }
-    for (;;) {
-      if (tree.size >= head.treeSize) {
-        // A head of the size already verified must have the same root (a forged head otherwise).
-        if (tree.size === head.treeSize && !(await input.client.provesPrefix(tree, head))) {
-          status.lastMismatch = { treeSize: head.treeSize, signedRoot: toBase64(head.rootHash), verifiedPosition: tree.size, at: iso(nowMs()) };
-          throw new TreeMismatchError(head.treeSize, toBase64(head.rootHash), tree.size);
+    let rootChecked = false;
+    run: for (;;) {
+      const move = nextMove({
+        verified: tree.size,
+        headSize: head.treeSize,
+        rootChecked,
+        finalHead: Boolean(input.finalHead),
+        budgetSpent: input.clock() >= deadline,
+        headAgeMs: input.clock() - headAt,
+      });
+      switch (move.do) {
+        case "check_root":
+          if (!(await input.client.provesPrefix(tree, head))) {
+            status.lastMismatch = { treeSize: head.treeSize, signedRoot: toBase64(head.rootHash), verifiedPosition: tree.size, at: iso(nowMs()) };
+            throw new TreeMismatchError(head.treeSize, toBase64(head.rootHash), tree.size);
+          }
+          rootChecked = true;
+          continue;
+        case "refetch_head": {
+          const next = await input.client.getTreeHead();
+          headAt = input.clock();
+          if (next.treeSize > head.treeSize) noteHead(next);
+          if (afterHeadRefetch(tree.size, next.treeSize) === "stop") break run;
+          head = next;
+          rootChecked = false;
+          continue;
         }
-        if (input.finalHead || input.clock() >= deadline || input.clock() - headAt < COMMIT_INTERVAL_MS) break;
-        const next = await input.client.getTreeHead();
-        headAt = input.clock();
-        if (next.treeSize > head.treeSize) noteHead(next);
-        if (next.treeSize < tree.size + MIN_GROWTH_TO_READ_ON) break;
-        head = next;
-        continue;
-      }
-      const r = await readTowards(tree, head);
-      tree = r.tree;
-      if (r.spent) {
-        more = tree.size < head.treeSize;
-        break;
+        case "read": {
+          const r = await readTowards(tree, head);
+          tree = r.tree;
+          rootChecked = false;
+          if (r.spent) {
+            more = tree.size < head.treeSize;
+            break run;
+          }
+          continue;
+        }
+        case "stop":
+          break run;
       }
     }
-    status.position = status.verifiedPosition = tree.size;
-    status.backlog = Math.max(0, (status.treeSize ?? tree.size) - tree.size);
-    status.lastError = null;
-    status.lastErrorClass = null;
-    status.failingSince = null;
-    status.lastSuccessAt = iso(nowMs());
-    status.consecutiveFailures = 0;
-    status.backoffUntil = null;
+    Object.assign(status, succeeded(status, tree.size, nowMs()));
   } catch (err) {
-    status.position = status.verifiedPosition;
-    const failure = classifyLogFailure(err, input.log);
-    status.lastError = failure.message;
-    status.lastErrorClass = failure.class;
-    if (err instanceof LogPausedError) {
-      // The log said when to come back: not a failure of it, so no exponential backoff, but
-      // nothing is asked of it before then (up to an hour).
-      status.backoffUntil = iso(nowMs() + Math.min(MAX_LOG_PAUSE_MS, err.retryAfterMs));
-    } else {
-      status.consecutiveFailures += 1;
-      status.failingSince ??= status.lastRunAt;
-      const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (status.consecutiveFailures - 1));
-      status.backoffUntil = iso(nowMs() + delay);
-    }
+    const pauseMs = err instanceof LogPausedError ? err.retryAfterMs : null;
+    Object.assign(status, failed(status, classifyLogFailure(err, input.log), pauseMs, nowMs()));
     more = false;
   }
   status.runs += 1;
   status.lastRunEntries = status.entriesProcessed - verifiedBefore;
   status.lastRunMs = input.clock() - started;
   await input.store.save(record);
-  const resumeAfterMs = more ? 0 : status.backoffUntil ? Math.max(0, Date.parse(status.backoffUntil) - nowMs()) : null;
-  return { status, more, resumeAfterMs };
+  return { status, more, resumeAfterMs: resumeAfterMs(more, status, nowMs()) };
 }
