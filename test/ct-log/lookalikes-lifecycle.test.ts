@@ -9,7 +9,9 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { createDb } from "../../src/db/client";
+import { drizzle } from "drizzle-orm/d1";
+import { createDb, schema, type Db } from "../../src/db/client";
+import { insertDiscovered } from "../../src/modules/ct-log/lookalikes/store";
 import { egressPolicy } from "../../src/platform/egress";
 import { runLookalikeChecks, type LookalikeCheckSettings } from "../../src/modules/ct-log/lookalikes/check-run";
 import { runScheduledDiscovery, scheduledOffsetMs } from "../../src/modules/ct-log/lookalikes/discovery";
@@ -238,11 +240,20 @@ describe("lookalike lifecycle", () => {
     // ---- scheduled discovery: at the organization's time, within the budget; an unchanged run writes nothing
     const slot = Math.floor(Date.now() / 86_400_000 + 2) * 86_400_000 + scheduledOffsetMs(org.organizationId) + 60_000;
     const before = await db().$client.prepare("SELECT count(*) AS n FROM ct_lookalikes WHERE organization_id = ?").bind(org.organizationId).first<{ n: number }>();
-    const scheduled = await runScheduledDiscovery({ db: db(), settings: { resolverUrls: [doh], queriesPerDay: 300, concurrency: 8, timeoutMs: 3000, runDeadlineMs: 60_000 }, now: new Date(slot) });
+    const sent: string[] = [];
+    const logged = drizzle(E.DB, { schema, logger: { logQuery: (query) => void sent.push(query) } }) as unknown as Db;
+    const writes = () => sent.filter((q) => /^\s*(insert|update|delete)\b/i.test(q));
+    const scheduled = await runScheduledDiscovery({ db: logged, settings: { resolverUrls: [doh], queriesPerDay: 300, concurrency: 8, timeoutMs: 3000, runDeadlineMs: 60_000 }, now: new Date(slot) });
     const mine = scheduled.find((s) => s.organization_id === org.organizationId)!;
     expect(mine).toMatchObject({ queries: 300, new_lookalikes: [], budget: { spent_today: 300, remaining_today: 0 } });
     const afterRun = await db().$client.prepare("SELECT count(*) AS n FROM ct_lookalikes WHERE organization_id = ?").bind(org.organizationId).first<{ n: number }>();
     expect(afterRun!.n).toBe(before!.n);
+    expect(writes()).toEqual([]);
+    // Registered permutations it knows already are not even offered to D1 (an INSERT that
+    // ON CONFLICT DO NOTHING skips still counts a row written there).
+    const known = { organizationId: org.organizationId, domain: "ibn.com", protectedDomain: "ibm.com", filterId: f.body.id, evidence: ["replacement"], editDistance: 1, confidence: "high" as const };
+    expect(await insertDiscovered(logged, [known], new Date(slot).toISOString())).toEqual([]);
+    expect(writes()).toEqual([]);
     // An hour later it is not this organization's time.
     expect((await runScheduledDiscovery({ db: db(), settings: { resolverUrls: [doh], queriesPerDay: 300, concurrency: 8, timeoutMs: 3000, runDeadlineMs: 60_000 }, now: new Date(slot + HOUR) })).some((s) => s.organization_id === org.organizationId)).toBe(false);
 

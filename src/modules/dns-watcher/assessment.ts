@@ -28,7 +28,7 @@
  *    collection_recovered) goes out once per transition.
  */
 import type { DnsCheckStatus, DnsFactKind } from "../../db/schema/dns-watcher";
-import { recordAttempt, type CollectionError, type CollectionRecord, type CollectionTransition } from "../../platform/collection";
+import { NOT_ASKED_AGAIN, recordAttempt, type CollectionError, type CollectionRecord, type CollectionTransition } from "../../platform/collection";
 import { txtText, type WatchedRecordType } from "../../platform/dns/presentation";
 import { dmarcRegressions, dmarcVerdict, NO_DMARC, parseDmarc, type DmarcRecord, type DmarcRegression } from "./dmarc";
 import { retryAfterFailure } from "./collection";
@@ -438,11 +438,20 @@ function trackingNotAsked(dns: SpfDns): SpfDns & { notAsked: boolean } {
   return tracked;
 }
 
-/** Why a run collected nothing of the domain: the failure shared by its record sets, or the first one. */
+/**
+ * Why a run collected nothing of the domain: the failure shared by its record sets, or the
+ * first one. A record set not asked because the resolver had already failed repeatedly
+ * shares the failure that stopped the questions.
+ */
 function domainFailure(d: DueDomain, errors: LookupFailure[]): CollectionError {
-  const distinct = new Set(errors.map((e) => e.failure.message));
+  const rootOf = (message: string) => (message.endsWith(NOT_ASKED_AGAIN) ? message.slice(0, -NOT_ASKED_AGAIN.length) : message);
+  const distinct = new Set(errors.map((e) => rootOf(e.failure.message)));
   const [first] = errors;
-  if (distinct.size === 1) return { class: first.failure.class, message: `no record set of ${d.name} resolved: ${first.failure.message}` };
+  if (distinct.size === 1) {
+    const someNotAsked = errors.some((e) => e.failure.message.endsWith(NOT_ASKED_AGAIN));
+    const rest = someNotAsked ? " (after repeated failures the rest were not asked again during this run)" : "";
+    return { class: first.failure.class, message: `no record set of ${d.name} resolved: ${rootOf(first.failure.message)}${rest}` };
+  }
   const others = errors.length - 1;
   return { class: first.failure.class, message: `no record set of ${d.name} resolved: ${first.set.name} ${first.set.type}: ${first.failure.message} (and ${others} other${others === 1 ? "" : "s"})` };
 }

@@ -169,6 +169,9 @@ function classifyResolverFailure(resolver: string, code: string, message: string
   }
 }
 
+/** Said after a failure when the question was not put at all: the resolver had failed again and again during the run. */
+export const NOT_ASKED_AGAIN = " (not asked again during this run after repeated failures)";
+
 /**
  * A DnsLookupError: the resolver failure that decided its code, said with the
  * resolver's name. A question refused because the resolver's circuit is open (it failed
@@ -182,7 +185,7 @@ function classifyDnsLookup(err: { code?: unknown; message: string; attempts?: un
   if (decisive.code === "circuit-open") {
     if (!decisive.lastFault) return { class: "connect", message: `${p}${resolverName(decisive.resolver)} not asked: it failed repeatedly during this run` };
     const fault = classifyResolverFailure(decisive.resolver, decisive.lastFault.code, decisive.lastFault.message, p);
-    return { class: fault.class, message: `${fault.message} (not asked again during this run after repeated failures)` };
+    return { class: fault.class, message: `${fault.message}${NOT_ASKED_AGAIN}` };
   }
   return classifyResolverFailure(decisive.resolver, decisive.code, decisive.message, p);
 }

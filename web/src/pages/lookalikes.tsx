@@ -159,10 +159,14 @@ export function LookalikesPage() {
                     <DomainName l={l} />
                   </a>
                   <span class="small muted block">found by {SOURCE_LABEL[l.source]}</span>
+                  <span class="small muted block lookalike-imitates-inline">
+                    imitates <span class="mono">{l.protected_domain}</span>
+                  </span>
                 </>
               ),
             },
-            { label: "Imitates", render: (l) => <span class="mono">{l.protected_domain}</span> },
+            // Below 1440 px the column gives way to the line under the lookalike (styles.css), so the table fits without scrolling.
+            { label: "Imitates", class: "lookalike-imitates-column", render: (l) => <span class="mono">{l.protected_domain}</span> },
             { label: "State", sort: "state", render: (l) => <StateBadge state={l.state} /> },
             { label: "Confidence", sort: "confidence", render: (l) => <ConfidenceBadge confidence={l.confidence} /> },
             { label: "Evidence", render: (l) => <span class="nowrap-chips"><Chips items={words(l.evidence)} label="Evidence" /></span> },

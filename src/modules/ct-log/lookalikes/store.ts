@@ -26,16 +26,19 @@ export function collectionRecordOf(row: LookalikeRow): CollectionRecord {
   };
 }
 
-/** Of these (organization, domain) pairs, those the organization dismissed ("<org> <domain>"). */
-export async function dismissedLookalikes(db: Db, pairs: readonly { organizationId: number; domain: string }[]): Promise<Set<string>> {
+/** Of these (organization, domain) pairs, those that are lookalikes already (only dismissed ones if asked), as "<org> <domain>". */
+async function knownLookalikes(db: Db, pairs: readonly { organizationId: number; domain: string }[], onlyDismissed: boolean): Promise<Set<string>> {
   if (!pairs.length) return new Set();
   const rows = await db.all<{ organization_id: number; domain: string }>(sql`
     SELECT l.organization_id, l.domain FROM ct_lookalikes l
     JOIN json_each(${JSON.stringify(pairs.map((p) => [p.organizationId, p.domain]))}) j
       ON l.organization_id = json_extract(j.value, '$[0]') AND l.domain = json_extract(j.value, '$[1]')
-    WHERE l.state = 'dismissed'`);
+    ${onlyDismissed ? sql`WHERE l.state = 'dismissed'` : sql``}`);
   return new Set(rows.map((r) => `${r.organization_id} ${r.domain}`));
 }
+
+/** Of these (organization, domain) pairs, those the organization dismissed ("<org> <domain>"). */
+export const dismissedLookalikes = (db: Db, pairs: readonly { organizationId: number; domain: string }[]) => knownLookalikes(db, pairs, true);
 
 /** Lookalikes due for a check (never checked, or their next attempt has come), oldest due first; never dismissed ones. */
 export async function dueLookalikes(db: Db, now: Date, limit: number): Promise<LookalikeRow[]> {
@@ -94,8 +97,12 @@ export interface DiscoveredLookalike {
  * lookalike, found in CT or dismissed, is left as it is). Returns the domains inserted.
  */
 export async function insertDiscovered(db: Db, found: readonly DiscoveredLookalike[], at: string): Promise<string[]> {
-  if (!found.length) return [];
-  const rows = found.map((f) => ({
+  // Known ones are left out before the INSERT: D1 counts a row written for an INSERT that
+  // ON CONFLICT DO NOTHING skips, and an unchanged run must write nothing.
+  const known = await knownLookalikes(db, found, false);
+  const fresh = found.filter((f) => !known.has(`${f.organizationId} ${f.domain}`));
+  if (!fresh.length) return [];
+  const rows = fresh.map((f) => ({
     organizationId: f.organizationId,
     domain: f.domain,
     protectedDomain: f.protectedDomain,
