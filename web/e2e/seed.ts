@@ -246,6 +246,9 @@ export async function seedOrganization(opts: { api: Api; baseUrl: string; hubUrl
   const change = await poll(async () => (await api("GET", "/api/rdap/changes")).body.changes.find((c: any) => c.domain_name === shop && c.previous_snapshot_id), "the RDAP change");
   const match = (await api("GET", "/api/ct-log/matches?sort_by=certificate_domain")).body.matches.find((m: any) => m.caa_violation);
   if (!match) throw new Error("no CT match with a CAA violation");
+  // A match's event is evaluated by the queue consumer a moment after the match is visible
+  // (longer on a busy machine): the pages read its alert and its verdict.
+  await poll(async () => (await api("GET", "/api/ct-log/alert-history")).body.total > 0, "the CAA rule's alert");
   const typoMatches = await api("GET", "/api/ct-log/typosquatting/matches");
   const typo = typoMatches.body.matches[0];
 
