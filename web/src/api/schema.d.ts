@@ -15419,7 +15419,7 @@ export type paths = {
         put?: never;
         /**
          * Watch a domain
-         * @description The name is stored as a lowercase A-label without trailing dot (UTS #46, like RDAP monitors); internal zones such as `corp.test` are valid. Watches apex A, AAAA, MX, NS, TXT, CAA and `_dmarc` TXT by default. One per domain per organization (409). Quota `dns_domains`: free 10, pro 100, enterprise 1000 (403 `quota_exceeded`). The first resolution happens at the next scheduled run (then every `DNS_CHECK_INTERVAL_SECONDS`); it sets the baseline and raises no change.
+         * @description The name is stored as a lowercase A-label without trailing dot (UTS #46, like RDAP monitors); internal zones such as `corp.test` are valid. Watches apex A, AAAA, MX, NS, TXT, CAA and `_dmarc` TXT by default; with `email_checks` also `_mta-sts`, `_smtp._tls` and `default._bimi` TXT, the MX hosts' `_25._tcp` TLSA and the MTA-STS policy, and `<selector>._domainkey` TXT for each of `dkim_selectors` (a bad selector is 400, nothing saved). One per domain per organization (409). Quota `dns_domains`: free 10, pro 100, enterprise 1000 (403 `quota_exceeded`). The first resolution happens at the next scheduled run (then every `DNS_CHECK_INTERVAL_SECONDS`); it sets the baseline and raises no change.
          *
          *     Requires `dns-watcher:create_monitoring`.
          */
@@ -15516,7 +15516,7 @@ export type paths = {
         };
         /**
          * A domain with its current state
-         * @description Record sets with their current canonical values, the parsed SPF policy (terms, DNS lookup count over includes, effective `all`, allows-all), the parsed DMARC policy and the DNSSEC status.
+         * @description Record sets with their current canonical values, the parsed SPF policy (terms, DNS lookup count over includes, effective `all`, allows-all), the parsed DMARC policy, the DNSSEC status, and `email_security`: MTA-STS, TLS-RPT, DANE, DKIM and BIMI, each with a status (ok, missing, invalid, unknown until observed) and findings in words.
          *
          *     Requires `dns-watcher:view_monitoring`.
          */
@@ -15663,8 +15663,8 @@ export type paths = {
         options?: never;
         head?: never;
         /**
-         * Update notes and/or enabled state
-         * @description A disabled domain is not resolved and raises no events; on re-enabling, the next resolution is compared with the values last seen.
+         * Update notes, enabled state, email checks and DKIM selectors
+         * @description A disabled domain is not resolved and raises no events; on re-enabling, the next resolution is compared with the values last seen. `email_checks` true watches the mail transport security records, false stops watching them and clears what the checks kept; `dkim_selectors` replaces the declared selectors. All in one batch: a bad selector (400) or the record set cap (403) changes nothing.
          *
          *     Requires `dns-watcher:update_monitoring`.
          */
@@ -16037,7 +16037,7 @@ export type paths = {
         };
         /**
          * Confirmed changes, newest first
-         * @description One item per record set whose values changed (confirmed by a second query) and per DNSSEC status change. Reordering, name case and TTL changes are not changes; lookup errors (SERVFAIL, REFUSED, timeouts, garbage) are never changes. `detail` is the verdict in words; `analysis` holds the previous and current parsed SPF/DMARC policy and the DMARC regressions. `limit` default 30, at most 100.
+         * @description One item per record set whose values changed (confirmed by a second query), per DNSSEC status change, per SPF verdict change and per email transport security regression (kind `email`: MTA-STS, TLS-RPT, DANE, DKIM, BIMI). Reordering, name case and TTL changes are not changes; lookup errors (SERVFAIL, REFUSED, timeouts, garbage) are never changes. `detail` is the verdict in words; `analysis` holds the previous and current parsed SPF/DMARC policy and the DMARC regressions. `limit` default 30, at most 100.
          *
          *     Requires `dns-watcher:view_monitoring`.
          */
@@ -19332,6 +19332,20 @@ export type components = {
             enabled: boolean;
             /** @default  */
             notes: string;
+            /**
+             * @description Watch the domain's mail transport security: MTA-STS (record and policy), TLS-RPT, DANE/TLSA of the MX hosts, DKIM keys of dkim_selectors, BIMI. On: the _mta-sts, _smtp._tls and default._bimi TXT record sets are watched, the MX hosts' TLSA records asked and the MTA-STS policy fetched (daily, or when its id changes); off (the default: a domain that sends no mail pays nothing): they are no longer watched
+             * @default false
+             */
+            email_checks: boolean;
+            /**
+             * @description DKIM selectors whose keys are watched (<selector>._domainkey TXT), at most 20; they cannot be discovered from DNS. On update, the list replaces the current one
+             * @default []
+             * @example [
+             *       "google",
+             *       "s1"
+             *     ]
+             */
+            dkim_selectors: string[];
         };
         DnsDomainDetail: {
             id: number;
@@ -19371,6 +19385,10 @@ export type components = {
                 validated: boolean;
                 error: string;
             };
+            email_checks: boolean;
+            /** @description The declared DKIM selectors (their <selector>._domainkey TXT record sets) */
+            dkim_selectors: string[];
+            email_security: components["schemas"]["DnsEmailSecurity"];
         };
         DnsRecordSet: {
             id: number;
@@ -19433,12 +19451,154 @@ export type components = {
             /** @description The _dmarc TXT record set is watched; false: nothing is parsed */
             watched: boolean;
         };
+        /** @description Mail transport security of the domain: MTA-STS (record, policy, MX coverage), TLS reporting, DANE for each MX host, the declared DKIM selectors' keys and BIMI, each with a status and findings */
+        DnsEmailSecurity: {
+            /** @description The email checks run for this domain (email_checks) */
+            enabled: boolean;
+            mta_sts: {
+                /**
+                 * @description ok; missing: looked up, not published; invalid: published but senders or receivers would not use it as meant (see findings); unknown: not observed yet (the record set never resolved, the policy never fetched) or the email checks are off
+                 * @enum {string}
+                 */
+                status: "ok" | "missing" | "invalid" | "unknown";
+                record: string;
+                id: string;
+                record_errors: string[];
+                policy: {
+                    /**
+                     * @description ok; missing: looked up, not published; invalid: published but senders or receivers would not use it as meant (see findings); unknown: not observed yet (the record set never resolved, the policy never fetched) or the email checks are off
+                     * @enum {string}
+                     */
+                    status: "ok" | "missing" | "invalid" | "unknown";
+                    url: string;
+                    mode: string;
+                    max_age: number | null;
+                    mx: string[];
+                    errors: string[];
+                    warnings: string[];
+                    /** @description When the policy server last answered (a policy or an unusable answer) */
+                    fetched_at: string | null;
+                    /** @description When it is read again although the id did not change (daily; sooner after a failed fetch) */
+                    next_fetch_at: string | null;
+                    fetched_for_id: string;
+                    fingerprint: string;
+                    collection: components["schemas"]["EmailCheckCollection"];
+                };
+                mx_hosts: string[];
+                uncovered_mx: string[];
+                /** @description What each finding means and what to do, in words */
+                findings: string[];
+            };
+            tls_rpt: {
+                /**
+                 * @description ok; missing: looked up, not published; invalid: published but senders or receivers would not use it as meant (see findings); unknown: not observed yet (the record set never resolved, the policy never fetched) or the email checks are off
+                 * @enum {string}
+                 */
+                status: "ok" | "missing" | "invalid" | "unknown";
+                record: string;
+                rua: string[];
+                errors: string[];
+            };
+            dane: {
+                /**
+                 * @description ok; missing: looked up, not published; invalid: published but senders or receivers would not use it as meant (see findings); unknown: not observed yet (the record set never resolved, the policy never fetched) or the email checks are off
+                 * @enum {string}
+                 */
+                status: "ok" | "missing" | "invalid" | "unknown";
+                hosts: {
+                    host: string;
+                    /**
+                     * @description ok; missing: looked up, not published; invalid: published but senders or receivers would not use it as meant (see findings); unknown: not observed yet (the record set never resolved, the policy never fetched) or the email checks are off
+                     * @enum {string}
+                     */
+                    status: "ok" | "missing" | "invalid" | "unknown";
+                    /** @description The TLSA answer was DNSSEC-validated (only then do senders use it) */
+                    validated: boolean;
+                    records: {
+                        usage: number;
+                        selector: number;
+                        matching_type: number;
+                        data: string;
+                        /** @description Why SMTP senders ignore the record; empty when usable */
+                        problem: string;
+                    }[];
+                    usable: number;
+                    problem: string;
+                    collection: components["schemas"]["EmailCheckCollection"];
+                }[];
+                /** @description What each finding means and what to do, in words */
+                findings: string[];
+            };
+            dkim: {
+                /**
+                 * @description ok; missing: looked up, not published; invalid: published but senders or receivers would not use it as meant (see findings); unknown: not observed yet (the record set never resolved, the policy never fetched) or the email checks are off
+                 * @enum {string}
+                 */
+                status: "ok" | "missing" | "invalid" | "unknown";
+                selectors: {
+                    selector: string;
+                    /**
+                     * @description ok; missing: looked up, not published; invalid: published but senders or receivers would not use it as meant (see findings); unknown: not observed yet (the record set never resolved, the policy never fetched) or the email checks are off
+                     * @enum {string}
+                     */
+                    status: "ok" | "missing" | "invalid" | "unknown";
+                    record: string;
+                    key_type: string;
+                    bits: number;
+                    /** @enum {string} */
+                    strength: "strong" | "legacy" | "weak" | "";
+                    revoked: boolean;
+                    testing: boolean;
+                    fingerprint: string;
+                    errors: string[];
+                }[];
+                /** @description What each finding means and what to do, in words */
+                findings: string[];
+            };
+            bimi: {
+                /**
+                 * @description ok; missing: looked up, not published; invalid: published but senders or receivers would not use it as meant (see findings); unknown: not observed yet (the record set never resolved, the policy never fetched) or the email checks are off
+                 * @enum {string}
+                 */
+                status: "ok" | "missing" | "invalid" | "unknown";
+                record: string;
+                location: string;
+                authority: string;
+                declined: boolean;
+                errors: string[];
+                dmarc_enforced: boolean;
+                /** @description What each finding means and what to do, in words */
+                findings: string[];
+            };
+        };
+        /** @description Whether the fetch or lookup could be made: a failure keeps the last observed value and is never a change */
+        EmailCheckCollection: {
+            last_attempt_at: string | null;
+            last_success_at: string | null;
+            /** @description Consecutive failed attempts (0: the last attempt succeeded) */
+            failures: number;
+            failing_since: string | null;
+            /** @description collection error class of the last failure (dns_resolution, connect, timeout, http_status, rate_limited, blocked...) */
+            error_class: string | null;
+            /** @description The last failure in words */
+            error: string | null;
+        };
         DnsMessage: {
             message: string;
         };
         UpdateDnsDomain: {
             notes?: string;
             enabled?: boolean;
+            /** @description Watch the domain's mail transport security: MTA-STS (record and policy), TLS-RPT, DANE/TLSA of the MX hosts, DKIM keys of dkim_selectors, BIMI. On: the _mta-sts, _smtp._tls and default._bimi TXT record sets are watched, the MX hosts' TLSA records asked and the MTA-STS policy fetched (daily, or when its id changes); off (the default: a domain that sends no mail pays nothing): they are no longer watched */
+            email_checks?: boolean;
+            /**
+             * @description DKIM selectors whose keys are watched (<selector>._domainkey TXT), at most 20; they cannot be discovered from DNS. On update, the list replaces the current one
+             * @example [
+             *       "google",
+             *       "s1"
+             *     ]
+             */
+            dkim_selectors?: string[];
         };
         DnsRecordSetList: {
             domain: string;
@@ -19463,10 +19623,10 @@ export type components = {
                 id: number;
                 observed_at: string;
                 /**
-                 * @description record: a record set's values changed; dnssec: the DNSSEC status changed; spf: the SPF verdict changed without the domain's own TXT changing (an include/redirect target changed, or the policy was first seen allowing all senders)
+                 * @description record: a record set's values changed; dnssec: the DNSSEC status changed; spf: the SPF verdict changed without the domain's own TXT changing (an include/redirect target changed, or the policy was first seen allowing all senders); email: a mail transport security regression (MTA-STS, TLS-RPT, DANE, DKIM, BIMI; analysis.email names the mechanism, the regressions and the state before and after)
                  * @enum {string}
                  */
-                kind: "record" | "dnssec" | "spf";
+                kind: "record" | "dnssec" | "spf" | "email";
                 name: string;
                 type: string | null;
                 old_values: string[];
