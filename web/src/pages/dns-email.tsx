@@ -125,7 +125,7 @@ export function EmailSecurityPanel(props: { domainId: number; domain: string; em
           recorded.
         </p>
         {props.canUpdate && (
-          <ActionButton label={`Turn on the email checks for ${domain}`} onError={props.onError} onClick={async () => (await patch(`/api/dns-watcher/domains/${props.domainId}`, { email_checks: true }), props.onChanged())}>
+          <ActionButton label={`Turn on email checks for ${domain}`} onError={props.onError} onClick={async () => (await patch(`/api/dns-watcher/domains/${props.domainId}`, { email_checks: true }), props.onChanged())}>
             Turn on email checks
           </ActionButton>
         )}
