@@ -5,38 +5,15 @@
  * Every value comes from DNS records or a policy file written by whoever controls the
  * zone: shown as text (Preact escapes it), never as markup.
  */
+import type { Schemas } from "../api";
 import { patch } from "../api/legacy";
 import { CheckField, Form, TextField, useForm } from "../ui/form";
 import { Time } from "../ui/time";
 import { ActionButton, Badge, KeyValues, Section } from "../ui/widgets";
 
-type MechanismStatus = "ok" | "missing" | "invalid" | "unknown";
-
-interface CheckCollection {
-  last_attempt_at: string | null;
-  last_success_at: string | null;
-  failures: number;
-  failing_since: string | null;
-  error_class: string | null;
-  error: string | null;
-}
-
-export interface EmailSecurity {
-  enabled: boolean;
-  mta_sts: {
-    status: MechanismStatus;
-    record: string;
-    id: string;
-    policy: { status: MechanismStatus; url: string; mode: string; max_age: number | null; mx: string[]; fetched_at: string | null; next_fetch_at: string | null; collection: CheckCollection };
-    mx_hosts: string[];
-    uncovered_mx: string[];
-    findings: string[];
-  };
-  tls_rpt: { status: MechanismStatus; record: string; rua: string[]; errors: string[] };
-  dane: { status: MechanismStatus; hosts: { host: string; status: MechanismStatus; validated: boolean; usable: number; problem: string; records: { usage: number; selector: number; matching_type: number; data: string; problem: string }[] }[]; findings: string[] };
-  dkim: { status: MechanismStatus; selectors: { selector: string; status: MechanismStatus; key_type: string; bits: number; strength: string; revoked: boolean; testing: boolean }[]; findings: string[] };
-  bimi: { status: MechanismStatus; record: string; location: string; authority: string; dmarc_enforced: boolean; findings: string[] };
-}
+/** The domain detail's `email_security`, as the API declares it. */
+export type EmailSecurity = Schemas["DnsEmailSecurity"];
+type MechanismStatus = EmailSecurity["mta_sts"]["status"];
 
 const TONE: Record<MechanismStatus, string> = { ok: "good", missing: "warn", invalid: "bad", unknown: "neutral" };
 
