@@ -4,7 +4,6 @@
  * report's mail is (a failed copy says why), and, for administrators, the addresses
  * mailed the report beside the members.
  */
-import { useEffect } from "preact/hooks";
 import { isMissingEndpoint } from "../api";
 import { get, put } from "../api";
 import { useSession } from "../session";
@@ -12,7 +11,7 @@ import { Form, TextArea, useForm } from "../ui/form";
 import { useResource, useTableState } from "../ui/resource";
 import { DataTable, localPage } from "../ui/table";
 import { Time } from "../ui/time";
-import { Badge, NotAvailable, PageHeader, Section } from "../ui/widgets";
+import { Badge, ErrorBox, NotAvailable, PageHeader, Section } from "../ui/widgets";
 import { gradeClass, gradeLabel, unassessed, type ReportMail } from "./overview";
 
 /** The PDF of the current week to date, rendered on request and not stored. */
@@ -113,27 +112,40 @@ const RECIPIENTS_URL = "/api/reports/recipients" as const;
 /** The addresses an administrator adds to the weekly report's mail (members choose for themselves). */
 function RecipientsSection() {
   const r = useResource(() => get(RECIPIENTS_URL), []);
-  const form = useForm({ emails: "" });
-  const saved = r.data?.emails;
-  useEffect(() => {
-    if (saved) form.reset({ emails: saved.join("\n") });
-  }, [saved?.join(",")]);
   return (
     <Section title="Report recipients">
       <p class="muted">
         Each weekly report is mailed with its PDF attached to every member who has the weekly report switched on in their profile, and to the addresses
         below (a team mailbox, an auditor). An address on both gets one mail.
       </p>
-      <Form
-        form={form}
-        label="Report recipients"
-        submitLabel="Save recipients"
-        onSubmit={async () => {
-          if (await form.submit((v) => put(RECIPIENTS_URL, { body: { emails: v.emails.split(/[\s,;]+/).filter(Boolean) } }))) r.reload();
-        }}
-      >
-        <TextArea form={form} name="emails" label="Addresses" hint="One plain address per line (soc@example.com), at most 50." rows={4} mono />
-      </Form>
+      {r.error && !r.data ? (
+        <ErrorBox error={r.error} />
+      ) : r.data ? (
+        // Drawn once the saved list is known: a form filled from an answer that arrives after the user started typing would replace what they typed.
+        <RecipientsForm saved={r.data.emails} />
+      ) : (
+        <div class="loading-bar" role="progressbar" aria-label="Loading the report recipients" />
+      )}
     </Section>
+  );
+}
+
+function RecipientsForm({ saved }: { saved: string[] }) {
+  const form = useForm({ emails: saved.join("\n") });
+  return (
+    <Form
+      form={form}
+      label="Report recipients"
+      submitLabel="Save recipients"
+      onSubmit={async () => {
+        await form.submit(async (v) => {
+          const { emails } = await put(RECIPIENTS_URL, { body: { emails: v.emails.split(/[\s,;]+/).filter(Boolean) } });
+          // The service's form of the list (lower-cased, without duplicates).
+          form.setAll({ emails: emails.join("\n") });
+        });
+      }}
+    >
+      <TextArea form={form} name="emails" label="Addresses" hint="One plain address per line (soc@example.com), at most 50." rows={4} mono />
+    </Form>
   );
 }
