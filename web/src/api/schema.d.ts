@@ -19922,6 +19922,11 @@ export type components = {
             collected: number;
             /** @example 0 of 12 domains resolved since 2026-11-22 23:25 UTC: DNS lookup failed for 12 domains (DNS lookup of dns.example failed) */
             reason: string;
+            /**
+             * @description blind only: when any of the category's assets (CT: the monitored logs) was last collected, so nothing was collected since then; null when none ever was. Null for every other status (and in reports generated before this was recorded)
+             * @example 2026-11-22T20:40:00.000Z
+             */
+            last_collected_at: string | null;
         };
         Finding: {
             /**
