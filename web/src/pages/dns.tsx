@@ -4,6 +4,7 @@
  */
 import { useState } from "preact/hooks";
 import { del, get, patch, post } from "../api/legacy";
+import type { Schemas } from "../api";
 import { useSession } from "../session";
 import { CheckField, Form, SelectField, TextField, useForm } from "../ui/form";
 import { limitOffset, sortQuery, useResource, useTableState } from "../ui/resource";
@@ -39,8 +40,9 @@ interface RecordSet {
 
 interface DomainDetail extends DnsDomain {
   records: RecordSet[];
-  spf: { status: "unknown" | "none" | "ok" | "permerror" | "temperror"; watched: boolean; record: string; all: string; allows_all: boolean; allows_all_via: string; lookup_count: number; includes: string[]; errors: string[] };
-  dmarc: { status: "unknown" | "none" | "ok" | "invalid"; watched: boolean; record: string; valid: boolean; p: string; sp: string; pct: number; rua: string[]; errors: string[] };
+  /** Every field but status and watched is null while status is unknown (never read). */
+  spf: Schemas["SpfPolicy"];
+  dmarc: Schemas["DmarcPolicy"];
   dnssec: { status: string; validated: boolean; error: string };
   email_checks: boolean;
   dkim_selectors: string[];
@@ -266,8 +268,17 @@ function AsLastObserved({ source }: { source: RecordSet | undefined }) {
   );
 }
 
-function SpfState({ spf, source, domain }: { spf: DomainDetail["spf"]; source: RecordSet | undefined; domain: string }) {
-  if (spf.status === "unknown") return <UnknownPolicy watched={spf.watched} source={source} what={`${domain} TXT`} />;
+/**
+ * A policy whose status is not unknown: the API fills every field once it was read, so
+ * they are read as present. Never used before the unknown case returned: a null would
+ * otherwise be drawn as "0 DNS lookups" or "policy on 100 %".
+ */
+type Read<T> = { [K in keyof T]: NonNullable<T[K]> };
+const asRead = <T,>(policy: T) => policy as Read<T>;
+
+function SpfState({ spf: policy, source, domain }: { spf: DomainDetail["spf"]; source: RecordSet | undefined; domain: string }) {
+  if (policy.status === "unknown") return <UnknownPolicy watched={policy.watched} source={source} what={`${domain} TXT`} />;
+  const spf = asRead(policy);
   if (spf.status === "none") {
     return (
       <span>
@@ -289,8 +300,9 @@ function SpfState({ spf, source, domain }: { spf: DomainDetail["spf"]; source: R
   );
 }
 
-function DmarcState({ dmarc, source, domain }: { dmarc: DomainDetail["dmarc"]; source: RecordSet | undefined; domain: string }) {
-  if (dmarc.status === "unknown") return <UnknownPolicy watched={dmarc.watched} source={source} what={`_dmarc.${domain} TXT`} />;
+function DmarcState({ dmarc: policy, source, domain }: { dmarc: DomainDetail["dmarc"]; source: RecordSet | undefined; domain: string }) {
+  if (policy.status === "unknown") return <UnknownPolicy watched={policy.watched} source={source} what={`_dmarc.${domain} TXT`} />;
+  const dmarc = asRead(policy);
   if (dmarc.status === "none") {
     return (
       <span>
