@@ -19651,9 +19651,16 @@ export type components = {
             sort_by: "hostname" | "state" | "not_after" | "renewal_due_at";
             /** @enum {string} */
             sort_order: "asc" | "desc";
-            /** @description Names of the organization per state (whatever the filters) */
+            /** @description Names of the organization per state (whatever the filters); a state no name is in is left out */
             state_counts: {
-                [key: string]: number;
+                current?: number;
+                deploying?: number;
+                stale_deployment?: number;
+                not_in_ct?: number;
+                unmonitored?: number;
+                expiring_without_successor?: number;
+                expired?: number;
+                not_scanned?: number;
             };
         };
         InventoryHostname: {
