@@ -17151,12 +17151,12 @@ export type components = {
              */
             email_domains: string[];
             /** @default [] */
-            default_roles: {
+            default_roles?: {
                 module_name: string;
                 role_name: string;
             }[];
             /** @default false */
-            enforce: boolean;
+            enforce?: boolean;
             /** @description With `enforce`: the administrator who keeps a password (default: you) */
             break_glass_user_id?: number | null;
         };
@@ -17691,7 +17691,7 @@ export type components = {
              * @default us
              * @enum {string}
              */
-            region: "us" | "eu";
+            region?: "us" | "eu";
         };
         /** @description Opsgenie: Creates an Opsgenie alert per Trust-Plane alert (Alert API), acknowledges and closes it by its alias. */
         NotificationChannelInput_opsgenie: {
@@ -17712,7 +17712,7 @@ export type components = {
              * @default us
              * @enum {string}
              */
-            region: "us" | "eu";
+            region?: "us" | "eu";
         };
         /** @description Microsoft Teams (Workflows): Posts each alert as an Adaptive Card to a Teams channel through a Workflows webhook. */
         NotificationChannelInput_msteams: {
@@ -17769,7 +17769,7 @@ export type components = {
              * @description The events' sourcetype.
              * @default trust-plane:alert
              */
-            sourcetype: string;
+            sourcetype?: string;
         };
         /** @description A secret left out, or sent back as it was shown, keeps its sealed value. */
         NotificationChannelUpdate: components["schemas"]["NotificationChannelUpdate_webhook"] | components["schemas"]["NotificationChannelUpdate_slack"] | components["schemas"]["NotificationChannelUpdate_email"] | components["schemas"]["NotificationChannelUpdate_pagerduty"] | components["schemas"]["NotificationChannelUpdate_opsgenie"] | components["schemas"]["NotificationChannelUpdate_msteams"] | components["schemas"]["NotificationChannelUpdate_discord"] | components["schemas"]["NotificationChannelUpdate_splunk_hec"];
@@ -17850,7 +17850,7 @@ export type components = {
              * @default us
              * @enum {string}
              */
-            region: "us" | "eu";
+            region?: "us" | "eu";
             /** @description Replace a generated secret (the webhook signing secret) with a new one, returned once */
             rotate_secret?: boolean;
         };
@@ -17873,7 +17873,7 @@ export type components = {
              * @default us
              * @enum {string}
              */
-            region: "us" | "eu";
+            region?: "us" | "eu";
             /** @description Replace a generated secret (the webhook signing secret) with a new one, returned once */
             rotate_secret?: boolean;
         };
@@ -17936,7 +17936,7 @@ export type components = {
              * @description The events' sourcetype.
              * @default trust-plane:alert
              */
-            sourcetype: string;
+            sourcetype?: string;
             /** @description Replace a generated secret (the webhook signing secret) with a new one, returned once */
             rotate_secret?: boolean;
         };
@@ -17986,20 +17986,20 @@ export type components = {
             /** @enum {string} */
             match_type: "wide" | "exact";
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default  */
-            description: string;
+            description?: string;
             /** @default false */
-            feed_dns_enabled: boolean;
+            feed_dns_enabled?: boolean;
             /** @default false */
-            feed_certs_enabled: boolean;
+            feed_certs_enabled?: boolean;
             /** @default false */
-            typosquat_enabled: boolean;
+            typosquat_enabled?: boolean;
             /**
              * @description Issuers authorized for this filter's names, overriding the organization's issuance policy (GET /api/ct-log/issuance-policy); null or absent: the policy applies
              * @default null
              */
-            authorized_issuers: components["schemas"]["CtAuthorizedIssuer"][] | null;
+            authorized_issuers?: components["schemas"]["CtAuthorizedIssuer"][] | null;
         };
         CtAuthorizedIssuer: {
             /**
@@ -18112,7 +18112,8 @@ export type components = {
             filters: {
                 filter_id: number;
                 pattern: string;
-                match_type: string;
+                /** @enum {string} */
+                match_type: "wide" | "exact";
                 matched_names: string[];
                 /** @description The authorization verdict; null until the match's event is processed (seconds after it becomes visible) */
                 authorization: ((components["schemas"]["CtAuthorization"] | null) | null) | components["schemas"]["CtAuthorization"] | null;
@@ -18787,13 +18788,13 @@ export type components = {
              * @description TCP port (1-65535)
              * @default 443
              */
-            port: number;
+            port?: number;
             /** @description Optional DNS name sent as SNI instead of cn */
             target_dns?: string | null;
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default  */
-            notes: string;
+            notes?: string;
             /** @description PEM trust anchor(s) (one or more CA certificates) for chain validation instead of the system store. Parsed on save: anything but CA-capable X.509 certificates is a 400. It does not change self-signed detection. */
             root_ca?: string | null;
             /**
@@ -18801,12 +18802,12 @@ export type components = {
              * @default auto
              * @enum {string}
              */
-            starttls: "auto" | "none" | "smtp" | "imap" | "pop3" | "ftp" | "ldap" | "xmpp" | "postgres";
+            starttls?: "auto" | "none" | "smtp" | "imap" | "pop3" | "ftp" | "ldap" | "xmpp" | "postgres";
             /**
              * @description Initial IP targets (IPv4 or IPv6; at most 100); an invalid one is a 400 and nothing is saved
              * @default []
              */
-            ip_addresses: string[];
+            ip_addresses?: string[];
         };
         /** @description Every setting of the monitor (PUT replaces all of them: an omitted optional field takes its default: port 443, target_dns null, enabled true, notes "", root_ca null, starttls auto). IP targets are not part of it: manage them through /monitors/{monitor_id}/targets. */
         ReplaceCertMonitor: {
@@ -18819,13 +18820,13 @@ export type components = {
              * @description TCP port (1-65535)
              * @default 443
              */
-            port: number;
+            port?: number;
             /** @description Optional DNS name sent as SNI instead of cn */
             target_dns?: string | null;
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default  */
-            notes: string;
+            notes?: string;
             /** @description PEM trust anchor(s) (one or more CA certificates) for chain validation instead of the system store. Parsed on save: anything but CA-capable X.509 certificates is a 400. It does not change self-signed detection. */
             root_ca?: string | null;
             /**
@@ -18833,7 +18834,7 @@ export type components = {
              * @default auto
              * @enum {string}
              */
-            starttls: "auto" | "none" | "smtp" | "imap" | "pop3" | "ftp" | "ldap" | "xmpp" | "postgres";
+            starttls?: "auto" | "none" | "smtp" | "imap" | "pop3" | "ftp" | "ldap" | "xmpp" | "postgres";
         };
         EnabledToggle: {
             enabled: boolean;
@@ -18972,7 +18973,7 @@ export type components = {
              * @description Jobs wanted at most (1-100)
              * @default 10
              */
-            max_jobs: number;
+            max_jobs?: number;
         };
         PostScanResult: {
             /** @description The leased job */
@@ -19189,9 +19190,9 @@ export type components = {
              */
             domain_name: string;
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default  */
-            notes: string;
+            notes?: string;
         };
         RdapMessage: {
             message: string;
@@ -19329,14 +19330,14 @@ export type components = {
              */
             domain_name: string;
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default  */
-            notes: string;
+            notes?: string;
             /**
              * @description Watch the domain's mail transport security: MTA-STS (record and policy), TLS-RPT, DANE/TLSA of the MX hosts, DKIM keys of dkim_selectors, BIMI. On: the _mta-sts, _smtp._tls and default._bimi TXT record sets are watched, the MX hosts' TLSA records asked and the MTA-STS policy fetched (daily, or when its id changes); off (the default: a domain that sends no mail pays nothing): they are no longer watched
              * @default false
              */
-            email_checks: boolean;
+            email_checks?: boolean;
             /**
              * @description DKIM selectors whose keys are watched (<selector>._domainkey TXT), at most 20; they cannot be discovered from DNS. On update, the list replaces the current one
              * @default []
@@ -19345,7 +19346,7 @@ export type components = {
              *       "s1"
              *     ]
              */
-            dkim_selectors: string[];
+            dkim_selectors?: string[];
         };
         DnsDomainDetail: {
             id: number;
