@@ -18112,7 +18112,8 @@ export type components = {
             filters: {
                 filter_id: number;
                 pattern: string;
-                match_type: string;
+                /** @enum {string} */
+                match_type: "wide" | "exact";
                 matched_names: string[];
                 /** @description The authorization verdict; null until the match's event is processed (seconds after it becomes visible) */
                 authorization: ((components["schemas"]["CtAuthorization"] | null) | null) | components["schemas"]["CtAuthorization"] | null;
