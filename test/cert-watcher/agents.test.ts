@@ -3,6 +3,7 @@
 // from real scanner-node results, history with framework verdicts, alerts.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { LeafCertificate, ScanResult, storedForm } from "@trust-plane/scan-contract";
 import { LEASE_SECONDS } from "../../src/modules/cert-watcher/agents";
 import { call, expectError } from "../helpers";
 import { agentCall, createMonitor, fireCron, newOrg, registerAgent, result, scanOnce } from "./helpers";
@@ -156,6 +157,9 @@ describe("scan scheduling and leasing", () => {
     const h = await call("GET", `/api/cert-watcher/history/${id}`, { token: org.session });
     expect(h.body.total).toBe(1);
     expect(h.body.scans[0].has_error).toBe(false);
+    // The details as documented (CertScan): the leaf, chain and validation in the contract's stored form.
+    expect(storedForm(LeafCertificate).parse(h.body.scans[0].certificate).subject).not.toBe("");
+    expect(storedForm(ScanResult).pick({ intermediates: true, validation_path: true, validation: true, protocols_detail: true }).safeParse(h.body.scans[0]).success).toBe(true);
     // Concurrent duplicates: exactly one wins.
     await fireCron(new Date(), { SCAN_INTERVAL_SECONDS: "0" });
     const job2 = (await agentCall("lease", agent.token, { max_jobs: 1 })).body.jobs[0];

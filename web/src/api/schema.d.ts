@@ -18858,24 +18858,14 @@ export type components = {
             protocol: string[];
             ciphers: string[];
             named_groups: string[];
-            certificate: {
-                [key: string]: unknown;
-            } | null;
+            certificate: ((components["schemas"]["ScannedCertificate"] | null) | null) | components["schemas"]["ScannedCertificate"] | null;
             /** @description Days until expiry at scan time */
             validity_days: number | null;
             chain_length: number | null;
-            intermediates: {
-                [key: string]: unknown;
-            }[];
-            validation_path: {
-                [key: string]: unknown;
-            }[];
-            validation: {
-                [key: string]: unknown;
-            } | null;
-            protocols_detail: {
-                [key: string]: unknown;
-            }[];
+            intermediates: components["schemas"]["ScannedChainEntry"][];
+            validation_path: components["schemas"]["ScannedPathEntry"][];
+            validation: ((components["schemas"]["ScanValidation"] | null) | null) | components["schemas"]["ScanValidation"] | null;
+            protocols_detail: components["schemas"]["ScannedProtocol"][];
             cipher_preference: string | null;
             dh_bits: number | null;
             duration_ms: number | null;
@@ -18902,6 +18892,93 @@ export type components = {
             };
             /** @description The five verdicts with reasons, evaluated by the service from the observed configuration at scan time */
             frameworks: components["schemas"]["FrameworkVerdict"][];
+        };
+        /** @description The leaf certificate served */
+        ScannedCertificate: {
+            /** @description SHA-256 fingerprint (hex) */
+            sha256: string;
+            /** @description Subject distinguished name */
+            subject: string;
+            /** @description Issuer distinguished name */
+            issuer: string;
+            /** @description Serial number (hex) */
+            serial: string;
+            /** @description Signature algorithm (OpenSSL name, e.g. sha256WithRSAEncryption) */
+            signature_algorithm: string;
+            /** @description CA Issuers URL */
+            aia: string;
+            /** @description OCSP responder URL */
+            ocsp: string;
+            /** @description Subject alternative names */
+            dns_names: string[];
+            /** @description Start of validity, RFC 3339 */
+            not_before: string;
+            /** @description End of validity, RFC 3339 */
+            not_after: string;
+            /** @description RSA, ECDSA, Ed25519 or Ed448 */
+            public_key_algorithm: string;
+            /** @description Key size in bits */
+            key_bits: number | null;
+            /** @description OpenSSL curve name of an EC key (prime256v1, secp384r1, ...) */
+            curve: string | null;
+            /** @description SHA-256 of the leaf's SubjectPublicKeyInfo (hex): its key, the same in every certificate of that key; null from agents that do not send it */
+            spki_sha256: string | null;
+            /** @description The leaf as served, DER in base64: the Worker derives from it what ties the deployment to the certificate's Certificate Transparency entries (a precertificate has another fingerprint than the certificate served). Null from agents that do not send it; a longer value is cut and then ignored */
+            der: string | null;
+        };
+        /** @description An intermediate certificate served */
+        ScannedChainEntry: {
+            /** @description Subject distinguished name */
+            subject: string;
+            /** @description Issuer distinguished name */
+            issuer: string;
+            /** @description Start of validity, RFC 3339 */
+            not_before: string;
+            /** @description End of validity, RFC 3339 */
+            not_after: string;
+            /** @description SHA-256 fingerprint (hex) */
+            signature_sha256: string;
+        };
+        /** @description An element of the validation path, leaf to trust anchor */
+        ScannedPathEntry: {
+            /** @description Subject of this path element */
+            certificate_subject: string;
+            /** @description Issuer of this path element */
+            certificate_issuer: string;
+        };
+        /** @description Chain validation by the agent */
+        ScanValidation: {
+            /** @description The chain validates to the trust anchor */
+            trusted: boolean | null;
+            /** @description Why it does not validate; empty when trusted */
+            error: string;
+            /** @description The leaf is valid for the SNI name; null without one */
+            hostname_match: boolean | null;
+            /**
+             * @description The trust anchor used: the system store or the monitor's root_ca
+             * @enum {string|null}
+             */
+            anchor: "system" | "root_ca" | null;
+        };
+        /** @description One SSL/TLS version: accepted or not, its suites, what the probes met */
+        ScannedProtocol: {
+            /** @description SSL/TLS version (TLSv1.2 ...) */
+            protocol: string;
+            /** @description The server accepted this version; null when the probes could not tell */
+            accepted: boolean | null;
+            /** @description Every suite of this version was probed */
+            complete: boolean | null;
+            /**
+             * @description Whose suite order the server follows for this version
+             * @enum {string|null}
+             */
+            cipher_preference: "server" | "client" | null;
+            /** @description Accepted IANA cipher suite names */
+            ciphers: string[];
+            /** @description Accepted suites as IANA code points (0xC02F) */
+            cipher_codes: string[];
+            /** @description What the probes met (incomplete enumeration, odd answers) */
+            notes: string[];
         };
         CertSuiteFinding: {
             code: number;
