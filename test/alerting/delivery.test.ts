@@ -13,7 +13,7 @@ import worker from "../../src/index";
 import { jobs } from "../../src/jobs";
 import { loadConfig } from "../../src/env";
 import { MAX_DELIVERY_ATTEMPTS } from "../../src/modules/alerting/delivery";
-import { alertStateOf, emitEvent } from "../../src/modules/alerting/emit";
+import { alertStateOf, emitEvent, emitEvents } from "../../src/modules/alerting/emit";
 import { call, pollUntil, signup, unique, type Org } from "../helpers";
 import { certScanEvent, ctLogEvent } from "./events";
 
@@ -245,6 +245,50 @@ describe("webhook delivery", () => {
     const d = await onlyDelivery(org.session, "cert-watcher");
     expect(d).toMatchObject({ status: "retrying", attempts: 1, response_status: null });
     expect(d.last_error).toEqual(expect.any(String));
+  });
+
+  it("a run's outcomes are written together: the receiver failing midway loses no alert and sends none twice", async () => {
+    const org = await signup();
+    const box = unique();
+    // Twelve deliveries sent at once; the receiver fails the fifth and sixth it receives.
+    await script(box, [200, 200, 200, 200, 500, 503]);
+    const ch = await channel(org.session, { kind: "webhook", url: `${base}/webhook/${box}` });
+    await rule(org.session, "cert-watcher", { expression: "validity_days < 14", channel_ids: [ch.id], throttle_seconds: 0 });
+    // One batch of twelve events: their twelve deliveries are due together, for one delivery run
+    // (the AlertState's alarm, or this call if it comes first: runs are chained, never overlap).
+    const events = Array.from({ length: 12 }, (_, i) => ({ id: `midway-${box}-${i}`, event: { ...certScanEvent(), monitor_id: i + 1, ip_address: `192.0.2.${i + 1}` } }));
+    await emitEvents(E, "cert-watcher", org.organizationId, events);
+    await deliverNow(org);
+
+    // Each delivery's own state, as written by the run's one batch.
+    const fired = await alerts(org.session, "cert-watcher");
+    expect(fired.length).toBe(12);
+    const retried = fired.filter((x) => x.deliveries[0].status === "retrying");
+    expect(retried.map((x) => x.deliveries[0].response_status).sort()).toEqual([500, 503]);
+    for (const x of retried) {
+      const d = x.deliveries[0];
+      expect(d).toMatchObject({ attempts: 1, delivered_at: null, last_error: expect.stringMatching(/^webhook delivery: HTTP 50[03] from /) });
+      expect(d.attempt_log).toEqual([expect.objectContaining({ outcome: "retrying", status: d.response_status, error_class: "http_status" })]);
+      expect(Date.parse(d.next_attempt_at)).toBeGreaterThan(Date.now());
+    }
+    for (const x of fired.filter((y) => !retried.includes(y))) {
+      expect(x.deliveries[0]).toMatchObject({ status: "delivered", attempts: 1, response_status: 200, last_error: null, next_attempt_at: null, delivered_at: expect.any(String) });
+    }
+    // The next due time is read after the outcomes, in the same round trip.
+    const nexts = retried.map((x) => Date.parse(x.deliveries[0].next_attempt_at));
+    expect(await deliverNow(org)).toEqual({ delivered: 0, retrying: 0, failed: 0, nextDueAt: new Date(Math.min(...nexts)).toISOString() });
+    const first = (await inbox(box)).map((g) => JSON.parse(g.body).id);
+    expect(first.length).toBe(12);
+    expect(new Set(first).size).toBe(12);
+
+    // The next run sends only the two that failed; the ten delivered are not sent again.
+    // (Its own run, or the alarm's when the machine is slow enough for it to come first.)
+    expect((await deliverNow(org, Math.max(...nexts))).nextDueAt).toBeNull();
+    const again = (await inbox(box)).slice(12).map((g) => JSON.parse(g.body).id);
+    expect(again.sort()).toEqual(retried.map((x) => x.id).sort());
+    expect(await deliverNow(org, Date.now() + 86_400_000)).toEqual({ delivered: 0, retrying: 0, failed: 0, nextDueAt: null });
+    expect((await inbox(box)).length).toBe(14);
+    expect((await alerts(org.session, "cert-watcher")).every((x) => x.deliveries.length === 1 && x.deliveries[0].status === "delivered")).toBe(true);
   });
 
   it("the history shows the delivery status per channel", async () => {
