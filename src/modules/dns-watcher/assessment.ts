@@ -38,7 +38,7 @@ import { classifyDnssec, sameValues, type DnssecStatus, type DnssecVerdict } fro
 import { spfRecordsOfAnswer, spfTargetsOf, type RunAnswers } from "./run-lookups";
 import { analyzeSpf, EMPTY_SPF, SpfDnsError, type SpfAnalysis, type SpfDns } from "./spf";
 import { assessEmail, emailTxtNames, selectorsOf, viewOf, type EmailOutcome, type EmailRunContext } from "./email/assess";
-import type { EmailSecurityView, EmailState } from "./email/view";
+import { mxHostsOf, type EmailSecurityView, type EmailState } from "./email/view";
 
 /** A confirmed change of one record set's values. */
 export interface RecordSetChange {
@@ -486,7 +486,10 @@ export async function assessDomain(
   for (const h of email.history) history.push({ kind: "email", setId: null, name: h.name, type: h.type, old: [], new: [], detail: h.detail, analysis: h.analysis, facts: [] });
   // The email view an event carries: built only when one goes out.
   const emailView = async (): Promise<EmailSecurityView | null> =>
-    !d.emailChecks ? null : (email.view ?? (await viewOf(d, emailIo.valuesAfter, email.state, policies.dmarc, selectorsOf(d.name, d.sets))));
+    !d.emailChecks
+      ? null
+      : (email.view ??
+        (await viewOf(d, emailIo.valuesAfter, email.state, policies.dmarc, selectorsOf(d.name, d.sets), await emailRun?.served?.(d.organizationId, mxHostsOf(emailIo.valuesAfter(d.name, "MX") ?? [])))));
 
   const status: DnsCheckStatus = records.errors.length === 0 ? "ok" : records.resolved === 0 ? "error" : "partial";
   const detail = records.errors.length

@@ -14,11 +14,13 @@ import type { RunAnswers } from "../run-lookups";
 import { daneHostsOf } from "../run-lookups";
 import { policyAfterFetch, policyDue, policyUrl, tlsaAfterLookup, type PolicyFetchResult } from "./collect";
 import { parseMtaStsRecord } from "./mta-sts";
-import { emailNames, emailRegressions, emailSecurityView, tlsaName, type EmailMechanism, type EmailRegression, type EmailSecurityView, type EmailState, type StoredTlsa } from "./view";
+import { emailNames, emailRegressions, emailSecurityView, mxHostsOf, tlsaName, type EmailMechanism, type EmailRegression, type EmailSecurityView, type EmailState, type ServedHost, type StoredTlsa } from "./view";
 
 export interface EmailRunContext {
   /** Fetches the domain's MTA-STS policy (collect.ts fetchMtaStsPolicy with the run's settings). */
   fetchPolicy: (domain: string) => Promise<PolicyFetchResult>;
+  /** What the organization's port-25 certificate monitors of these MX hosts serve (served.ts servedOf); read only when a view is built. */
+  served?: (organizationId: number, hosts: readonly string[]) => Promise<ReadonlyMap<string, ServedHost>>;
   urlTemplate: string;
   now: Date;
 }
@@ -64,7 +66,14 @@ export function emailTxtNames(domain: string, selectors: readonly string[]): str
 }
 
 /** The view from record set values (null: never resolved), the email state and DMARC. */
-export function viewOf(d: { name: string; emailChecks: boolean }, valuesOf: (name: string, type: string) => string[] | null, state: EmailState, dmarc: DmarcRecord | null, selectors: readonly string[]) {
+export function viewOf(
+  d: { name: string; emailChecks: boolean },
+  valuesOf: (name: string, type: string) => string[] | null,
+  state: EmailState,
+  dmarc: DmarcRecord | null,
+  selectors: readonly string[],
+  served?: ReadonlyMap<string, ServedHost>,
+) {
   return emailSecurityView({
     domain: d.name,
     txt: (name) => valuesOf(name, "TXT")?.map(txtText) ?? null,
@@ -72,6 +81,7 @@ export function viewOf(d: { name: string; emailChecks: boolean }, valuesOf: (nam
     dmarc,
     selectors,
     state,
+    served,
   });
 }
 
@@ -90,6 +100,20 @@ const subjectName = (domain: string, r: EmailRegression): { name: string; type: 
       return { name: tlsaName(r.subject), type: "TLSA" };
   }
 };
+
+/** One history item per mechanism and subject that regressed (the guard of a history item is (time, name, type, kind)). */
+export function historyOfRegressions(domain: string, regressions: readonly EmailRegression[], before: EmailSecurityView, after: EmailSecurityView): EmailHistoryEntry[] {
+  const groups = new Map<string, EmailRegression[]>();
+  for (const r of regressions) groups.set(`${r.mechanism}|${r.subject}`, [...(groups.get(`${r.mechanism}|${r.subject}`) ?? []), r]);
+  return [...groups.values()].map((rs): EmailHistoryEntry => {
+    const mechanism: EmailMechanism = rs[0].mechanism;
+    return {
+      ...subjectName(domain, rs[0]),
+      detail: rs.map((r) => r.text).join("; "),
+      analysis: { email: { mechanism, subject: rs[0].subject, regressions: rs.map((r) => r.kind), previous: before[mechanism], current: after[mechanism] } },
+    };
+  });
+}
 
 /**
  * `valuesBefore` / `valuesAfter`: a record set's values as stored before the run and as
@@ -137,19 +161,12 @@ export async function assessEmail(
   const stateChanged = JSON.stringify(state) !== JSON.stringify(d.email);
   if (!stateChanged && !io.moved) return { ...none, tlsaUnconfirmed, policyFetched, policyFetchFailed };
 
-  const before = await viewOf(d, io.valuesBefore, d.email, io.dmarcBefore, selectors);
-  const after = await viewOf(d, io.valuesAfter, state, io.dmarcAfter, selectors);
+  // The same served chains on both sides: a change of the TLSA records is what moved (a new chain is the scan observer's, served.ts).
+  const hosts = [...new Set([...mxHostsOf(io.valuesBefore(d.name, "MX") ?? []), ...mxHostsOf(io.valuesAfter(d.name, "MX") ?? [])])];
+  const served = ctx.served && hosts.length ? await ctx.served(d.organizationId, hosts) : undefined;
+  const before = await viewOf(d, io.valuesBefore, d.email, io.dmarcBefore, selectors, served);
+  const after = await viewOf(d, io.valuesAfter, state, io.dmarcAfter, selectors, served);
   const regressions = emailRegressions(before, after, d.name);
-  // One item per mechanism and subject: the guard of a history item is (time, name, type, kind).
-  const groups = new Map<string, EmailRegression[]>();
-  for (const r of regressions) groups.set(`${r.mechanism}|${r.subject}`, [...(groups.get(`${r.mechanism}|${r.subject}`) ?? []), r]);
-  const history = [...groups.values()].map((rs): EmailHistoryEntry => {
-    const mechanism: EmailMechanism = rs[0].mechanism;
-    return {
-      ...subjectName(d.name, rs[0]),
-      detail: rs.map((r) => r.text).join("; "),
-      analysis: { email: { mechanism, subject: rs[0].subject, regressions: rs.map((r) => r.kind), previous: before[mechanism], current: after[mechanism] } },
-    };
-  });
+  const history = historyOfRegressions(d.name, regressions, before, after);
   return { state, stateChanged, history, regressions, view: after, policyFetched, policyFetchFailed, tlsaUnconfirmed };
 }
