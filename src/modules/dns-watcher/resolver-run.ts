@@ -205,6 +205,7 @@ export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
     if (a.email.policyFetchFailed) summary.policy_fetch_failures++;
     if (commit.failed.has(a.domain.id)) continue;
     if (a.collectionEvent) await send(a.domain.organizationId, a.collectionEvent, a.domain.name);
+    if (a.policyCollectionEvent) await send(a.domain.organizationId, a.policyCollectionEvent, a.domain.name);
     summary.changes += a.changes.length;
     summary.spf_target_changes += a.spfTargetChanges;
     summary.facts += a.history.reduce((n, h) => n + h.facts.length, 0);

@@ -12,9 +12,10 @@ import type { DmarcRecord } from "../dmarc";
 import type { DueDomain } from "../due-domains";
 import type { RunAnswers } from "../run-lookups";
 import { daneHostsOf } from "../run-lookups";
-import { policyAfterFetch, policyDue, policyUrl, tlsaAfterLookup, type PolicyFetchResult } from "./collect";
+import type { CollectionEventInput } from "../../../platform/collection";
+import { collectionRecordOf, policyAfterFetch, policyDue, policyUrl, tlsaAfterLookup, type PolicyFetchResult } from "./collect";
 import { parseMtaStsRecord } from "./mta-sts";
-import { emailNames, emailRegressions, emailSecurityView, mxHostsOf, tlsaName, type EmailMechanism, type EmailRegression, type EmailSecurityView, type EmailState, type ServedHost, type StoredTlsa } from "./view";
+import { emailNames, emailRegressions, emailSecurityView, mxHostsOf, tlsaName, type EmailMechanism, type EmailRegression, type EmailSecurityView, type EmailState, type ServedHost, type StoredTlsa, NEVER_ATTEMPTED } from "./view";
 
 export interface EmailRunContext {
   /** Fetches the domain's MTA-STS policy (collect.ts fetchMtaStsPolicy with the run's settings). */
@@ -44,7 +45,22 @@ export interface EmailOutcome {
   policyFetched: boolean;
   policyFetchFailed: boolean;
   tlsaUnconfirmed: number;
+  /** The MTA-STS policy fetch entered `failing` (second failure in a row) or recovered: raised as the domain's collection event. */
+  policyTransition: CollectionEventInput | null;
 }
+
+/** The outcome of a domain whose email checks did nothing this run. */
+export const NOTHING_ASSESSED = (state: EmailState): EmailOutcome => ({
+  state,
+  stateChanged: false,
+  history: [],
+  regressions: [],
+  view: null,
+  policyFetched: false,
+  policyFetchFailed: false,
+  tlsaUnconfirmed: 0,
+  policyTransition: null,
+});
 
 /** FNV-1a, 32 bits, hex: telling two input sets apart, not a security measure. */
 function digest(text: string): string {
@@ -127,7 +143,7 @@ export async function assessEmail(
   at: string,
   io: { valuesBefore: (name: string, type: string) => string[] | null; valuesAfter: (name: string, type: string) => string[] | null; moved: boolean; dmarcBefore: DmarcRecord | null; dmarcAfter: DmarcRecord | null },
 ): Promise<EmailOutcome> {
-  const none: EmailOutcome = { state: d.email, stateChanged: false, history: [], regressions: [], view: null, policyFetched: false, policyFetchFailed: false, tlsaUnconfirmed: 0 };
+  const none: EmailOutcome = NOTHING_ASSESSED(d.email);
   if (!d.emailChecks) return none;
 
   // TLSA of the MX hosts (hosts no longer in the MX set are dropped).
@@ -145,10 +161,13 @@ export async function assessEmail(
   let policy = d.email.policy;
   let policyFetched = false;
   let policyFetchFailed = false;
+  let policyTransition: CollectionEventInput | null = null;
   const record = parseMtaStsRecord(io.valuesAfter(emailNames(d.name).mtaSts, "TXT")?.map(txtText) ?? []);
   if (record.id && policyDue(policy, record.id, ctx.now)) {
     const result = await ctx.fetchPolicy(d.name);
-    policy = policyAfterFetch(policy, record.id, policyUrl(ctx.urlTemplate, d.name), result, ctx.now);
+    const fetched = policyAfterFetch(policy, record.id, policyUrl(ctx.urlTemplate, d.name), result, ctx.now);
+    if (fetched.transition) policyTransition = { transition: fetched.transition, record: collectionRecordOf(fetched.policy.collection), previous: collectionRecordOf(policy?.collection ?? NEVER_ATTEMPTED) };
+    policy = fetched.policy;
     policyFetched = true;
     policyFetchFailed = result.kind === "failed";
   }
@@ -159,7 +178,7 @@ export async function assessEmail(
   const inputs = digest(JSON.stringify([...emailTxtNames(d.name, selectors).map((n) => io.valuesAfter(n, "TXT")), io.valuesAfter(d.name, "MX"), io.dmarcAfter?.record ?? null]));
   const state: EmailState = { policy, tlsa, inputs };
   const stateChanged = JSON.stringify(state) !== JSON.stringify(d.email);
-  if (!stateChanged && !io.moved) return { ...none, tlsaUnconfirmed, policyFetched, policyFetchFailed };
+  if (!stateChanged && !io.moved) return { ...none, tlsaUnconfirmed, policyFetched, policyFetchFailed, policyTransition };
 
   // The same served chains on both sides: a change of the TLSA records is what moved (a new chain is the scan observer's, served.ts).
   const hosts = [...new Set([...mxHostsOf(io.valuesBefore(d.name, "MX") ?? []), ...mxHostsOf(io.valuesAfter(d.name, "MX") ?? [])])];
@@ -168,5 +187,5 @@ export async function assessEmail(
   const after = await viewOf(d, io.valuesAfter, state, io.dmarcAfter, selectors, served);
   const regressions = emailRegressions(before, after, d.name);
   const history = historyOfRegressions(d.name, regressions, before, after);
-  return { state, stateChanged, history, regressions, view: after, policyFetched, policyFetchFailed, tlsaUnconfirmed };
+  return { state, stateChanged, history, regressions, view: after, policyFetched, policyFetchFailed, tlsaUnconfirmed, policyTransition };
 }

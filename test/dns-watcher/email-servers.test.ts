@@ -1,5 +1,7 @@
 /**
- * DANE against what the mail servers serve, end to end: the DNS lab's signed zone publishes
+ * What the mail servers and the MTA-STS policy server serve, end to end.
+ *
+ * DANE against what the mail servers serve: the DNS lab's signed zone publishes
  * `_25._tcp` TLSA records for two MX hosts, real SMTP servers of the TLS lab offer STARTTLS
  * with certificates of a lab CA, the mail-server offers of the domain become port-25
  * certificate monitors, the scanner agent's own scan of each server is posted through the
@@ -7,6 +9,10 @@
  * the server's certificate, DANE-TA against the CA in the chain, PKIX usages ignored).
  * A mismatch appears twice: from a TLSA edit between two DNS runs, and from a scan of a
  * server that started serving another certificate; each is a history item and an event.
+ *
+ * The MTA-STS policy that cannot be fetched while the TXT record advertises it: the second
+ * failed fetch in a row raises collection_failing with the reason in words, the first fetch
+ * that answers again collection_recovered, each once.
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
@@ -14,7 +20,7 @@ import { call, signup } from "../helpers";
 import { agentCall, registerAgent } from "../cert-watcher/helpers";
 import { createDb } from "../../src/db/client";
 import { enqueueDueScans } from "../../src/modules/cert-watcher/jobs";
-import { putZone, runWatch, uniqueZone } from "./lab";
+import { lastRunAt, putZone, runWatch, uniqueZone } from "./lab";
 
 const base = (env as any).FIXTURE_URL as string;
 const DAY = 86_400_000;
@@ -155,5 +161,54 @@ describe("DANE: the chain each MX host serves against its TLSA records", () => {
     expect((await emailHistory()).length).toBe(2);
     expect((await call("GET", "/api/dns-watcher/alert-history?limit=100", { token })).body.alerts.filter((a: any) => a.rule_id === rule.body.id).length).toBe(1);
     await Promise.all(Object.values(servers).map((port) => lab("stop", { port })));
+  });
+});
+
+describe("an MTA-STS policy that cannot be fetched", () => {
+  it("raises collection_failing at the second failed fetch in a row and collection_recovered once", async () => {
+    const org = await signup("Mail policy");
+    const z = uniqueZone("sts");
+    const policyUrl = `${base}/mta-sts/{domain}/.well-known/mta-sts.txt`;
+    const setPolicy = (p: Record<string, unknown>) => fetch(`${base}/mta-sts/__control/policy`, { method: "POST", body: JSON.stringify({ domain: z, ...p }) });
+    await putZone(z, `@ IN MX 10 mx1\nmx1 IN A 192.0.2.25\n_mta-sts IN TXT "v=STSv1; id=1"\n`);
+    await setPolicy({ body: `version: STSv1\r\nmode: enforce\r\nmx: mx1.${z}\r\nmax_age: 604800\r\n` });
+    const created = await call("POST", "/api/dns-watcher/domains", { token: org.session, body: { domain_name: z, email_checks: true } });
+    expect(created.status).toBe(201);
+    const policyOf = async () => (await call("GET", `/api/dns-watcher/domains/${created.body.id}`, { token: org.session })).body.email_security.mta_sts.policy;
+    const run = (at?: number) => runWatch({ mtaStsPolicyUrl: policyUrl }, at);
+    const collectionEvents = (r: { events: any[] }) => r.events.filter((e) => e.domain === z && e.event_type.startsWith("collection_"));
+
+    let r = await run();
+    expect(r.summary).toMatchObject({ policy_fetches: 1, policy_fetch_failures: 0 });
+    expect((await policyOf()).status).toBe("ok");
+
+    // A day later the policy host is down: one failure is not yet failing; the retry 10 minutes later is.
+    await setPolicy({ down: true });
+    r = await run(lastRunAt() + DAY);
+    expect(r.summary).toMatchObject({ policy_fetches: 1, policy_fetch_failures: 1 });
+    expect(collectionEvents(r)).toEqual([]);
+    r = await run(lastRunAt() + 11 * 60_000);
+    expect(r.summary).toMatchObject({ policy_fetches: 1, policy_fetch_failures: 1 });
+    const [failing] = collectionEvents(r);
+    expect(collectionEvents(r)).toHaveLength(1);
+    expect(failing.event_type).toBe("collection_failing");
+    expect(failing.collection).toMatchObject({ state: "failing", error_class: "connect" });
+    expect(failing.collection.error_message).toMatch(/^MTA-STS policy fetch: connection to 127\.0\.0\.1:\d+ failed: refused or closed before an answer$/);
+    expect(failing.mta_sts).toMatchObject({ status: "ok", mode: "enforce", regressions: [] });
+    expect(await policyOf()).toMatchObject({ status: "ok", collection: { failures: 2, error_class: "connect" } });
+
+    // A third failure changes nothing but the count.
+    r = await run(lastRunAt() + 21 * 60_000);
+    expect(r.summary.policy_fetch_failures).toBe(1);
+    expect(collectionEvents(r)).toEqual([]);
+
+    // The host answers again: recovered, once, with the start of the failures it ended.
+    await setPolicy({ body: `version: STSv1\r\nmode: enforce\r\nmx: mx1.${z}\r\nmax_age: 604800\r\n` });
+    r = await run(lastRunAt() + 41 * 60_000);
+    expect(collectionEvents(r).map((e) => [e.event_type, e.collection.failing_since])).toEqual([["collection_recovered", failing.collection.failing_since]]);
+    expect((await policyOf()).collection).toMatchObject({ failures: 0, error: null });
+    r = await run(lastRunAt() + DAY);
+    expect(r.summary.policy_fetches).toBe(1);
+    expect(collectionEvents(r)).toEqual([]);
   });
 });
