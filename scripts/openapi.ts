@@ -45,7 +45,7 @@ async function main() {
     process.exit(1);
   }
 
-  const ast = await openapiTS(document as never, { alphabetize: false, exportType: true });
+  const ast = await openapiTS(document as never, { alphabetize: false, exportType: true, defaultNonNullable: false });
   const generated = HEADER + astToString(ast);
 
   const current = existsSync(TARGET) ? readFileSync(TARGET, "utf8") : null;

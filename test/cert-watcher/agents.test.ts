@@ -3,6 +3,7 @@
 // from real scanner-node results, history with framework verdicts, alerts.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { LeafCertificate, ScanResult, storedForm } from "@trust-plane/scan-contract";
 import { LEASE_SECONDS } from "../../src/modules/cert-watcher/agents";
 import { call, expectError } from "../helpers";
 import { agentCall, createMonitor, fireCron, newOrg, registerAgent, result, scanOnce } from "./helpers";
@@ -156,6 +157,18 @@ describe("scan scheduling and leasing", () => {
     const h = await call("GET", `/api/cert-watcher/history/${id}`, { token: org.session });
     expect(h.body.total).toBe(1);
     expect(h.body.scans[0].has_error).toBe(false);
+    // The details as documented (CertScan): the leaf, chain and validation in the contract's stored form.
+    expect(storedForm(LeafCertificate).parse(h.body.scans[0].certificate).subject).not.toBe("");
+    expect(storedForm(ScanResult).pick({ intermediates: true, validation_path: true, validation: true, protocols_detail: true }).safeParse(h.body.scans[0]).success).toBe(true);
+    // A result stored before the contract had a field reads as if the agent had left it out, so it still is the documented form.
+    await ((env as any).DB as D1Database)
+      .prepare("UPDATE cert_scans SET result = json_remove(result, '$.certificate.spki_sha256', '$.certificate.der', '$.validation.anchor') WHERE organization_id = ?")
+      .bind(org.organizationId)
+      .run();
+    const old = (await call("GET", `/api/cert-watcher/history/${id}`, { token: org.session })).body.scans[0];
+    expect(old.certificate).toMatchObject({ spki_sha256: null, der: null, subject: h.body.scans[0].certificate.subject });
+    expect(old.validation).toMatchObject({ anchor: null });
+    expect(storedForm(LeafCertificate).safeParse(old.certificate).success).toBe(true);
     // Concurrent duplicates: exactly one wins.
     await fireCron(new Date(), { SCAN_INTERVAL_SECONDS: "0" });
     const job2 = (await agentCall("lease", agent.token, { max_jobs: 1 })).body.jobs[0];

@@ -1,7 +1,7 @@
 // The agent/API contract (packages/scan-contract) against what really flows through it:
 // captured scanner-node results, the OpenAPI document generated from it, and the CEL
 // variables of the certificate scan event that share its field declarations.
-import { LeasedJob, LeaseResponse, PostResultRequest, ScanResult } from "@trust-plane/scan-contract";
+import { ChainEntry, LeafCertificate, LeasedJob, LeaseResponse, PostResultRequest, ScanResult, storedForm } from "@trust-plane/scan-contract";
 import { describe, expect, it } from "vitest";
 import { CertScanEventSchema, certWatcherVariables } from "../../src/modules/cert-watcher/events";
 import { analyseScan } from "../../src/modules/cert-watcher/scan-result";
@@ -50,6 +50,20 @@ describe("scan result contract", () => {
     expect(ScanResult.safeParse({ has_error: false, connection_method: "quic" }).success).toBe(false);
     expect(ScanResult.safeParse({ has_error: false, port: "443" }).success).toBe(false);
     expect(ScanResult.safeParse({}).success).toBe(false);
+  });
+
+  it("the stored form is what acceptance makes: every accepted result satisfies it, an unaccepted one does not", () => {
+    const stored = storedForm(ScanResult);
+    for (const name of Object.keys(FIXTURES) as FixtureName[]) {
+      const accepted = ScanResult.parse(structuredClone(FIXTURES[name]));
+      expect(stored.parse(accepted), name).toEqual(accepted);
+    }
+    const empty = ScanResult.parse({ has_error: true });
+    expect(stored.parse(empty)).toEqual(empty);
+    // What the agent may leave out, the stored form has: every field present, with its type.
+    expect(storedForm(LeafCertificate).safeParse({}).success).toBe(false);
+    expect(storedForm(LeafCertificate).safeParse({ ...ScanResult.parse({ has_error: false, certificate: {} }).certificate, key_bits: "2048" }).success).toBe(false);
+    expect(storedForm(ChainEntry).safeParse({ subject: null, issuer: "", not_before: "", not_after: "", signature_sha256: "" }).success).toBe(false);
   });
 
   it("lease jobs and result posts: the API's answers are the agent's types", () => {
@@ -101,6 +115,11 @@ it("the OpenAPI document carries the contract: the result schema with its field 
   expect(schemas.ScanResultInput.properties.validity_days.description).toMatch(/Days until expiry/);
   expect(Object.keys(schemas.LeasedScanJob.properties)).toEqual(Object.keys(LeasedJob.shape));
   expect(schemas.PostScanResult.properties.result.$ref).toBe("#/components/schemas/ScanResultInput");
+  // The scan history returns accepted results: their stored form, every field required and typed (not "any object").
+  expect(Object.keys(schemas.ScannedCertificate.properties)).toEqual(Object.keys(LeafCertificate.shape));
+  expect(schemas.ScannedCertificate.required).toEqual(Object.keys(LeafCertificate.shape));
+  expect(schemas.ScannedCertificate.properties.key_bits.type).toEqual(["integer", "null"]);
+  expect(schemas.CertScan.properties.intermediates.items.$ref).toBe("#/components/schemas/ScannedChainEntry");
 });
 
 it("control characters of observed strings are made visible (\\xHH), never passed on as line breaks", () => {

@@ -1,6 +1,7 @@
 /**
  * The console's main flows in a real browser: signup, login/logout and the 401
  * redirect, a CT filter through the form, a validation error by its field, a
+ * certificate monitor with its targets and a scanner agent through the forms, a
  * Viewer without write actions, an alert rule from compile error to saved, and an
  * invitation accepted from the link in the outbox mail.
  */
@@ -154,6 +155,56 @@ describe("CT filters", () => {
     // Toggle it off from the list.
     await table.getByLabel(`${pattern} enabled`).uncheck();
     await expect.poll(async () => (await admin.api("GET", "/api/ct-log/filters")).body.filters[0].enabled).toBe(false);
+    await admin.context.close();
+  });
+});
+
+describe("certificate monitors", () => {
+  it("a monitor through the form with its addresses, switched off, edited, a target added and removed; an agent registered and revoked", async () => {
+    const admin = await newOrganization(browser, "Monitors");
+    const page = admin.page;
+    page.on("dialog", (d) => void d.accept());
+    await page.goto("/certificates");
+    await settled(page);
+    await page.getByRole("button", { name: "New monitor" }).click();
+    const dialog = page.getByRole("dialog");
+    const cn = `shop-${unique()}.example`;
+    await dialog.getByLabel("Hostname on the certificate (CN, sent as SNI)").fill(cn);
+    await dialog.getByLabel("IP addresses to scan").fill("192.0.2.10, 192.0.2.11");
+    await dialog.getByRole("button", { name: "Create monitor" }).click();
+    await expect.poll(() => page.getByRole("status").first().textContent()).toContain("monitors left on your plan");
+    const table = page.getByRole("region", { name: "Certificate monitors" });
+    await expect.poll(() => table.textContent()).toContain(cn);
+    const [created] = (await admin.api("GET", "/api/cert-watcher/monitors")).body.monitors;
+    expect(created).toMatchObject({ cn, port: 443, starttls: null, enabled: true, indicators: { target_count: 2 } });
+
+    await table.getByLabel(`${cn} enabled`).uncheck();
+    await expect.poll(async () => (await admin.api("GET", `/api/cert-watcher/monitors/${created.id}`)).body.enabled).toBe(false);
+
+    await table.getByRole("link", { name: cn }).click();
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe(`${cn}:443`);
+    await page.getByRole("button", { name: "Edit monitor" }).click();
+    await page.getByRole("dialog").getByLabel("Port").fill("8443");
+    await page.getByRole("dialog").getByLabel("Notes").fill("staging shop");
+    await page.getByRole("dialog").getByRole("button", { name: "Save monitor" }).click();
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe(`${cn}:8443`);
+    expect((await admin.api("GET", `/api/cert-watcher/monitors/${created.id}`)).body).toMatchObject({ port: 8443, notes: "staging shop", enabled: false });
+
+    await page.getByLabel("IP address", { exact: true }).fill("192.0.2.12");
+    await page.getByRole("button", { name: "Add target" }).click();
+    const targets = page.getByRole("region", { name: "IP targets" });
+    await expect.poll(() => targets.textContent()).toContain("192.0.2.12");
+    await targets.getByRole("button", { name: "Remove 192.0.2.10" }).click();
+    await expect.poll(async () => (await admin.api("GET", `/api/cert-watcher/monitors/${created.id}`)).body.targets.map((t: { ip_address: string }) => t.ip_address).sort()).toEqual(["192.0.2.11", "192.0.2.12"]);
+
+    await page.goto("/certificates?tab=agents");
+    await page.getByLabel("Agent name").fill("dmz-1");
+    await page.getByRole("button", { name: "Register agent" }).click();
+    await expect.poll(() => page.getByRole("status").first().textContent()).toContain("Agent token of dmz-1.");
+    const agents = page.getByRole("region", { name: "Scanner agents" });
+    await agents.getByRole("button", { name: "Revoke dmz-1" }).click();
+    await expect.poll(() => agents.textContent()).toContain("revoked");
+    expect((await admin.api("GET", "/api/cert-watcher/agents")).body.agents).toMatchObject([{ name: "dmz-1", status: "revoked" }]);
     await admin.context.close();
   });
 });

@@ -15,7 +15,24 @@ import { z } from "zod";
 import { CIPHER_PREFERENCES, CONNECTION_METHODS, SCAN_ERROR_CLASSES, STARTTLS_PROTOCOLS, TRUST_ANCHORS, type ScanErrorClass } from "./vocabulary";
 
 // ---------------------------------------------------------------------------
-// Field kinds: each states its acceptance rule once.
+// Field kinds: each states its acceptance rule once, and what the field is once
+// accepted (its stored form: `text` accepts string, null or nothing and stores a string).
+
+/** The stored form of each accepting schema, set by the field kinds; read by `storedForm`. */
+const STORED = new WeakMap<z.ZodType, z.ZodType>();
+const kind = <I extends z.ZodType>(accepts: I, stored: z.ZodType): I => (STORED.set(accepts, stored), accepts);
+
+/**
+ * The contract's stored form of an object: each field as it is once accepted (the output
+ * type, with the same descriptions), for the documents of APIs that return an accepted
+ * result (the cert-watcher scan history), so they say `string` where the contract accepts
+ * `string | null | undefined`.
+ */
+export function storedForm<S extends z.ZodRawShape>(schema: z.ZodObject<S>): z.ZodObject<{ [K in keyof S]: z.ZodType<z.output<S[K]>> }> {
+  const shape = Object.fromEntries(Object.entries(schema.shape).map(([k, v]) => [k, storedOf(v as z.ZodType)]));
+  return z.object(shape) as never;
+}
+const storedOf = (s: z.ZodType): z.ZodType => STORED.get(s) ?? (s instanceof z.ZodObject ? storedForm(s) : s);
 
 /**
  * Control characters (C0, DEL, C1) of an observed string written visibly as `\xHH`: a
@@ -27,62 +44,87 @@ export const visibleControls = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u
 
 /** A string cut to `max` characters, control characters made visible; absent or null: "". */
 const text = (max: number, description: string) =>
-  z
-    .string()
-    .nullish()
-    .transform((s) => visibleControls(s ?? "").slice(0, max))
-    .describe(description);
+  kind(
+    z
+      .string()
+      .nullish()
+      .transform((s) => visibleControls(s ?? "").slice(0, max))
+      .describe(description),
+    z.string().describe(description),
+  );
 
 /** A string cut to `max` characters, control characters made visible, or null (absent: null). */
 const nullableText = (max: number, description: string) =>
-  z
-    .string()
-    .nullish()
-    .transform((s) => (s == null ? null : visibleControls(s).slice(0, max)))
-    .describe(description);
+  kind(
+    z
+      .string()
+      .nullish()
+      .transform((s) => (s == null ? null : visibleControls(s).slice(0, max)))
+      .describe(description),
+    z.string().nullable().describe(description),
+  );
 
 /** A list cut to `max` items; absent or null: []. */
 const list = <T extends z.ZodType>(item: T, max: number, description: string) =>
-  z
-    .array(item)
-    .nullish()
-    .transform((a) => (a ?? []).slice(0, max) as z.output<T>[])
-    .describe(description);
+  kind(
+    z
+      .array(item)
+      .nullish()
+      .transform((a) => (a ?? []).slice(0, max) as z.output<T>[])
+      .describe(description),
+    z.array(storedOf(item)).describe(description),
+  );
 
 /** A string list item cut to `max` characters, control characters made visible. */
-const item = (max: number) => z.string().transform((s) => visibleControls(s).slice(0, max));
+const item = (max: number) =>
+  kind(
+    z.string().transform((s) => visibleControls(s).slice(0, max)),
+    z.string(),
+  );
 
 /** An integer, or null (absent: null). */
 const int = (description: string) =>
-  z
-    .number()
-    .int()
-    .nullish()
-    .transform((v) => v ?? null)
-    .describe(description);
+  kind(
+    z
+      .number()
+      .int()
+      .nullish()
+      .transform((v) => v ?? null)
+      .describe(description),
+    z.number().int().nullable().describe(description),
+  );
 
 /** A boolean, or null when unknown (absent: null). */
 const flag = (description: string) =>
-  z
-    .boolean()
-    .nullish()
-    .transform((v) => v ?? null)
-    .describe(description);
+  kind(
+    z
+      .boolean()
+      .nullish()
+      .transform((v) => v ?? null)
+      .describe(description),
+    z.boolean().nullable().describe(description),
+  );
 
 /** One of a closed set, or null (absent: null); another value is refused. */
 const oneOf = <const V extends readonly [string, ...string[]]>(values: V, description: string) =>
-  z
-    .enum(values)
-    .nullish()
-    .transform((v) => v ?? null)
-    .describe(description);
+  kind(
+    z
+      .enum(values)
+      .nullish()
+      .transform((v) => v ?? null)
+      .describe(description),
+    z.enum(values).nullable().describe(description),
+  );
 
 /** An object, or null (absent: null). */
-const nullable = <T extends z.ZodType>(schema: T, description: string) =>
-  schema
-    .nullish()
-    .transform((v) => (v ?? null) as z.output<T> | null)
-    .describe(description);
+const nullable = <S extends z.ZodRawShape>(schema: z.ZodObject<S>, description: string) =>
+  kind(
+    schema
+      .nullish()
+      .transform((v) => (v ?? null) as z.output<z.ZodObject<S>> | null)
+      .describe(description),
+    storedForm(schema).nullable().describe(description),
+  );
 
 // ---------------------------------------------------------------------------
 // Pieces
@@ -144,6 +186,10 @@ export const Validation = z.object({
   anchor: oneOf(TRUST_ANCHORS, "The trust anchor used: the system store or the monitor's root_ca"),
 });
 
+const ERROR_CLASS =
+  `Why the scan failed (${SCAN_ERROR_CLASSES.join(", ")}); null on success. Agents before this field omit it (the service then reads the error text); ` +
+  "a value this version does not know is taken as null, so a newer agent is never refused for it";
+
 export const ScanResult = z.object({
   monitor_cn: text(253, "Common name of the certificate monitor"),
   dns_name: text(253, "SNI hostname, may be empty"),
@@ -165,14 +211,14 @@ export const ScanResult = z.object({
   validation_path: list(PathEntry, 16, "Validation path, leaf to trust anchor"),
   has_error: z.boolean().describe("True if the scan failed entirely"),
   error: text(2000, "Error message, empty on success"),
-  error_class: z
-    .string()
-    .nullish()
-    .transform((v) => ((SCAN_ERROR_CLASSES as readonly string[]).includes(v ?? "") ? (v as ScanErrorClass) : null))
-    .describe(
-      `Why the scan failed (${SCAN_ERROR_CLASSES.join(", ")}); null on success. Agents before this field omit it (the service then reads the error text); ` +
-        "a value this version does not know is taken as null, so a newer agent is never refused for it",
-    ),
+  error_class: kind(
+    z
+      .string()
+      .nullish()
+      .transform((v) => ((SCAN_ERROR_CLASSES as readonly string[]).includes(v ?? "") ? (v as ScanErrorClass) : null))
+      .describe(ERROR_CLASS),
+    z.enum(SCAN_ERROR_CLASSES).nullable().describe(ERROR_CLASS),
+  ),
   // Details beyond the event fields
   cipher_preference: oneOf(CIPHER_PREFERENCES, "Whose suite order the server follows (highest version that tells)"),
   protocols_detail: list(ProtocolDetail, 8, "Per SSL/TLS version: accepted or not, its suites, notes"),
@@ -187,12 +233,15 @@ export const ScanResult = z.object({
   validation: nullable(Validation, "Chain validation by the agent"),
   scanned_at: text(64, "When the agent scanned, ISO 8601 (the API records its own time of acceptance)"),
   probes: int("Connections the scan opened"),
-  duration_ms: z
-    .number()
-    .nonnegative()
-    .nullish()
-    .transform((v) => (v == null ? null : Math.round(v)))
-    .describe("Wall time of the scan in milliseconds"),
+  duration_ms: kind(
+    z
+      .number()
+      .nonnegative()
+      .nullish()
+      .transform((v) => (v == null ? null : Math.round(v)))
+      .describe("Wall time of the scan in milliseconds"),
+    z.number().int().nullable().describe("Wall time of the scan in milliseconds"),
+  ),
 });
 
 export type LeafCertificate = z.output<typeof LeafCertificate>;

@@ -205,6 +205,13 @@ const Verdict = z
 
 const SuiteFinding = z.object({ code: z.number().int(), name: z.string(), weaknesses: z.array(z.string()) }).openapi("CertSuiteFinding");
 
+// What the agent observed, as accepted (the contract's stored form: every field present).
+const ScannedCertificate = contract.storedForm(contract.LeafCertificate).openapi("ScannedCertificate", { description: "The leaf certificate served" });
+const ScannedChainEntry = contract.storedForm(contract.ChainEntry).openapi("ScannedChainEntry", { description: "An intermediate certificate served" });
+const ScannedPathEntry = contract.storedForm(contract.PathEntry).openapi("ScannedPathEntry", { description: "An element of the validation path, leaf to trust anchor" });
+const ScanValidation = contract.storedForm(contract.Validation).openapi("ScanValidation", { description: "Chain validation by the agent" });
+const ScannedProtocol = contract.storedForm(contract.ProtocolDetail).openapi("ScannedProtocol", { description: "One SSL/TLS version: accepted or not, its suites, what the probes met" });
+
 export const ScanDetail = z
   .object({
     id: z.number().int(),
@@ -221,13 +228,13 @@ export const ScanDetail = z
     protocol: z.array(z.string()),
     ciphers: z.array(z.string()),
     named_groups: z.array(z.string()),
-    certificate: z.record(z.string(), z.unknown()).nullable(),
+    certificate: orNull(ScannedCertificate),
     validity_days: z.number().int().nullable().openapi({ description: "Days until expiry at scan time" }),
     chain_length: z.number().int().nullable(),
-    intermediates: z.array(z.record(z.string(), z.unknown())),
-    validation_path: z.array(z.record(z.string(), z.unknown())),
-    validation: z.record(z.string(), z.unknown()).nullable(),
-    protocols_detail: z.array(z.record(z.string(), z.unknown())),
+    intermediates: z.array(ScannedChainEntry),
+    validation_path: z.array(ScannedPathEntry),
+    validation: orNull(ScanValidation),
+    protocols_detail: z.array(ScannedProtocol),
     cipher_preference: z.string().nullable(),
     dh_bits: z.number().int().nullable(),
     duration_ms: z.number().int().nullable(),

@@ -7,7 +7,7 @@
  * the database inside that batch, so parallel requests cannot get past them.
  */
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { StartTlsProtocol } from "@trust-plane/scan-contract";
+import { ScanResult, type StartTlsProtocol } from "@trust-plane/scan-contract";
 import { certMonitors, certScanJobs, certScans, certTargets } from "../../db/schema";
 import { isQuotaGuard, isUniqueViolation } from "../../platform/db-errors";
 import { badRequest, conflict, notFound, quotaExceeded, type ErrorDetail } from "../../platform/errors";
@@ -409,7 +409,8 @@ export async function recentScans(t: Tenant, q: { limit: number; offset: number;
 
 /** One stored scan with its details (the accepted result) and the verdicts evaluated at acceptance. */
 function scanDetail(s: ScanRow) {
-  const r: Partial<ScanRow["result"]> = s.result ?? {};
+  // In the contract's current form: a field added since the result was accepted reads as it does for an agent that omits it.
+  const r: Partial<ScanRow["result"]> = (s.result && (ScanResult.safeParse(s.result).data ?? s.result)) ?? {};
   return {
     id: s.id,
     monitor_id: s.monitorId,

@@ -220,7 +220,7 @@ export const MatchDetailResponse = z
     certificate_domain: z.string(),
     matched_names: z.array(z.string()),
     filters: z.array(
-      z.object({ filter_id: z.number().int(), pattern: z.string(), match_type: z.string(), matched_names: z.array(z.string()), authorization: pendingAuthorization }),
+      z.object({ filter_id: z.number().int(), pattern: z.string(), match_type: z.enum(["wide", "exact"]), matched_names: z.array(z.string()), authorization: pendingAuthorization }),
     ),
     authorization: pendingAuthorization.openapi({ description: "The worst verdict over the filters; null until the match's event is processed" }),
     cert: CtCertificate,

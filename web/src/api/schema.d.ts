@@ -17261,12 +17261,12 @@ export type components = {
              */
             email_domains: string[];
             /** @default [] */
-            default_roles: {
+            default_roles?: {
                 module_name: string;
                 role_name: string;
             }[];
             /** @default false */
-            enforce: boolean;
+            enforce?: boolean;
             /** @description With `enforce`: the administrator who keeps a password (default: you) */
             break_glass_user_id?: number | null;
         };
@@ -17801,7 +17801,7 @@ export type components = {
              * @default us
              * @enum {string}
              */
-            region: "us" | "eu";
+            region?: "us" | "eu";
         };
         /** @description Opsgenie: Creates an Opsgenie alert per Trust-Plane alert (Alert API), acknowledges and closes it by its alias. */
         NotificationChannelInput_opsgenie: {
@@ -17822,7 +17822,7 @@ export type components = {
              * @default us
              * @enum {string}
              */
-            region: "us" | "eu";
+            region?: "us" | "eu";
         };
         /** @description Microsoft Teams (Workflows): Posts each alert as an Adaptive Card to a Teams channel through a Workflows webhook. */
         NotificationChannelInput_msteams: {
@@ -17879,7 +17879,7 @@ export type components = {
              * @description The events' sourcetype.
              * @default trust-plane:alert
              */
-            sourcetype: string;
+            sourcetype?: string;
         };
         /** @description A secret left out, or sent back as it was shown, keeps its sealed value. */
         NotificationChannelUpdate: components["schemas"]["NotificationChannelUpdate_webhook"] | components["schemas"]["NotificationChannelUpdate_slack"] | components["schemas"]["NotificationChannelUpdate_email"] | components["schemas"]["NotificationChannelUpdate_pagerduty"] | components["schemas"]["NotificationChannelUpdate_opsgenie"] | components["schemas"]["NotificationChannelUpdate_msteams"] | components["schemas"]["NotificationChannelUpdate_discord"] | components["schemas"]["NotificationChannelUpdate_splunk_hec"];
@@ -17960,7 +17960,7 @@ export type components = {
              * @default us
              * @enum {string}
              */
-            region: "us" | "eu";
+            region?: "us" | "eu";
             /** @description Replace a generated secret (the webhook signing secret) with a new one, returned once */
             rotate_secret?: boolean;
         };
@@ -17983,7 +17983,7 @@ export type components = {
              * @default us
              * @enum {string}
              */
-            region: "us" | "eu";
+            region?: "us" | "eu";
             /** @description Replace a generated secret (the webhook signing secret) with a new one, returned once */
             rotate_secret?: boolean;
         };
@@ -18046,7 +18046,7 @@ export type components = {
              * @description The events' sourcetype.
              * @default trust-plane:alert
              */
-            sourcetype: string;
+            sourcetype?: string;
             /** @description Replace a generated secret (the webhook signing secret) with a new one, returned once */
             rotate_secret?: boolean;
         };
@@ -18096,20 +18096,20 @@ export type components = {
             /** @enum {string} */
             match_type: "wide" | "exact";
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default  */
-            description: string;
+            description?: string;
             /** @default false */
-            feed_dns_enabled: boolean;
+            feed_dns_enabled?: boolean;
             /** @default false */
-            feed_certs_enabled: boolean;
+            feed_certs_enabled?: boolean;
             /** @default false */
-            typosquat_enabled: boolean;
+            typosquat_enabled?: boolean;
             /**
              * @description Issuers authorized for this filter's names, overriding the organization's issuance policy (GET /api/ct-log/issuance-policy); null or absent: the policy applies
              * @default null
              */
-            authorized_issuers: components["schemas"]["CtAuthorizedIssuer"][] | null;
+            authorized_issuers?: components["schemas"]["CtAuthorizedIssuer"][] | null;
         };
         CtAuthorizedIssuer: {
             /**
@@ -18222,7 +18222,8 @@ export type components = {
             filters: {
                 filter_id: number;
                 pattern: string;
-                match_type: string;
+                /** @enum {string} */
+                match_type: "wide" | "exact";
                 matched_names: string[];
                 /** @description The authorization verdict; null until the match's event is processed (seconds after it becomes visible) */
                 authorization: ((components["schemas"]["CtAuthorization"] | null) | null) | components["schemas"]["CtAuthorization"] | null;
@@ -18897,13 +18898,13 @@ export type components = {
              * @description TCP port (1-65535)
              * @default 443
              */
-            port: number;
+            port?: number;
             /** @description Optional DNS name sent as SNI instead of cn */
             target_dns?: string | null;
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default  */
-            notes: string;
+            notes?: string;
             /** @description PEM trust anchor(s) (one or more CA certificates) for chain validation instead of the system store. Parsed on save: anything but CA-capable X.509 certificates is a 400. It does not change self-signed detection. */
             root_ca?: string | null;
             /**
@@ -18911,12 +18912,12 @@ export type components = {
              * @default auto
              * @enum {string}
              */
-            starttls: "auto" | "none" | "smtp" | "imap" | "pop3" | "ftp" | "ldap" | "xmpp" | "postgres";
+            starttls?: "auto" | "none" | "smtp" | "imap" | "pop3" | "ftp" | "ldap" | "xmpp" | "postgres";
             /**
              * @description Initial IP targets (IPv4 or IPv6; at most 100); an invalid one is a 400 and nothing is saved
              * @default []
              */
-            ip_addresses: string[];
+            ip_addresses?: string[];
         };
         /** @description Every setting of the monitor (PUT replaces all of them: an omitted optional field takes its default: port 443, target_dns null, enabled true, notes "", root_ca null, starttls auto). IP targets are not part of it: manage them through /monitors/{monitor_id}/targets. */
         ReplaceCertMonitor: {
@@ -18929,13 +18930,13 @@ export type components = {
              * @description TCP port (1-65535)
              * @default 443
              */
-            port: number;
+            port?: number;
             /** @description Optional DNS name sent as SNI instead of cn */
             target_dns?: string | null;
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default  */
-            notes: string;
+            notes?: string;
             /** @description PEM trust anchor(s) (one or more CA certificates) for chain validation instead of the system store. Parsed on save: anything but CA-capable X.509 certificates is a 400. It does not change self-signed detection. */
             root_ca?: string | null;
             /**
@@ -18943,7 +18944,7 @@ export type components = {
              * @default auto
              * @enum {string}
              */
-            starttls: "auto" | "none" | "smtp" | "imap" | "pop3" | "ftp" | "ldap" | "xmpp" | "postgres";
+            starttls?: "auto" | "none" | "smtp" | "imap" | "pop3" | "ftp" | "ldap" | "xmpp" | "postgres";
         };
         EnabledToggle: {
             enabled: boolean;
@@ -18967,24 +18968,14 @@ export type components = {
             protocol: string[];
             ciphers: string[];
             named_groups: string[];
-            certificate: {
-                [key: string]: unknown;
-            } | null;
+            certificate: ((components["schemas"]["ScannedCertificate"] | null) | null) | components["schemas"]["ScannedCertificate"] | null;
             /** @description Days until expiry at scan time */
             validity_days: number | null;
             chain_length: number | null;
-            intermediates: {
-                [key: string]: unknown;
-            }[];
-            validation_path: {
-                [key: string]: unknown;
-            }[];
-            validation: {
-                [key: string]: unknown;
-            } | null;
-            protocols_detail: {
-                [key: string]: unknown;
-            }[];
+            intermediates: components["schemas"]["ScannedChainEntry"][];
+            validation_path: components["schemas"]["ScannedPathEntry"][];
+            validation: ((components["schemas"]["ScanValidation"] | null) | null) | components["schemas"]["ScanValidation"] | null;
+            protocols_detail: components["schemas"]["ScannedProtocol"][];
             cipher_preference: string | null;
             dh_bits: number | null;
             duration_ms: number | null;
@@ -19011,6 +19002,93 @@ export type components = {
             };
             /** @description The five verdicts with reasons, evaluated by the service from the observed configuration at scan time */
             frameworks: components["schemas"]["FrameworkVerdict"][];
+        };
+        /** @description The leaf certificate served */
+        ScannedCertificate: {
+            /** @description SHA-256 fingerprint (hex) */
+            sha256: string;
+            /** @description Subject distinguished name */
+            subject: string;
+            /** @description Issuer distinguished name */
+            issuer: string;
+            /** @description Serial number (hex) */
+            serial: string;
+            /** @description Signature algorithm (OpenSSL name, e.g. sha256WithRSAEncryption) */
+            signature_algorithm: string;
+            /** @description CA Issuers URL */
+            aia: string;
+            /** @description OCSP responder URL */
+            ocsp: string;
+            /** @description Subject alternative names */
+            dns_names: string[];
+            /** @description Start of validity, RFC 3339 */
+            not_before: string;
+            /** @description End of validity, RFC 3339 */
+            not_after: string;
+            /** @description RSA, ECDSA, Ed25519 or Ed448 */
+            public_key_algorithm: string;
+            /** @description Key size in bits */
+            key_bits: number | null;
+            /** @description OpenSSL curve name of an EC key (prime256v1, secp384r1, ...) */
+            curve: string | null;
+            /** @description SHA-256 of the leaf's SubjectPublicKeyInfo (hex): its key, the same in every certificate of that key; null from agents that do not send it */
+            spki_sha256: string | null;
+            /** @description The leaf as served, DER in base64: the Worker derives from it what ties the deployment to the certificate's Certificate Transparency entries (a precertificate has another fingerprint than the certificate served). Null from agents that do not send it; a longer value is cut and then ignored */
+            der: string | null;
+        };
+        /** @description An intermediate certificate served */
+        ScannedChainEntry: {
+            /** @description Subject distinguished name */
+            subject: string;
+            /** @description Issuer distinguished name */
+            issuer: string;
+            /** @description Start of validity, RFC 3339 */
+            not_before: string;
+            /** @description End of validity, RFC 3339 */
+            not_after: string;
+            /** @description SHA-256 fingerprint (hex) */
+            signature_sha256: string;
+        };
+        /** @description An element of the validation path, leaf to trust anchor */
+        ScannedPathEntry: {
+            /** @description Subject of this path element */
+            certificate_subject: string;
+            /** @description Issuer of this path element */
+            certificate_issuer: string;
+        };
+        /** @description Chain validation by the agent */
+        ScanValidation: {
+            /** @description The chain validates to the trust anchor */
+            trusted: boolean | null;
+            /** @description Why it does not validate; empty when trusted */
+            error: string;
+            /** @description The leaf is valid for the SNI name; null without one */
+            hostname_match: boolean | null;
+            /**
+             * @description The trust anchor used: the system store or the monitor's root_ca
+             * @enum {string|null}
+             */
+            anchor: "system" | "root_ca" | null;
+        };
+        /** @description One SSL/TLS version: accepted or not, its suites, what the probes met */
+        ScannedProtocol: {
+            /** @description SSL/TLS version (TLSv1.2 ...) */
+            protocol: string;
+            /** @description The server accepted this version; null when the probes could not tell */
+            accepted: boolean | null;
+            /** @description Every suite of this version was probed */
+            complete: boolean | null;
+            /**
+             * @description Whose suite order the server follows for this version
+             * @enum {string|null}
+             */
+            cipher_preference: "server" | "client" | null;
+            /** @description Accepted IANA cipher suite names */
+            ciphers: string[];
+            /** @description Accepted suites as IANA code points (0xC02F) */
+            cipher_codes: string[];
+            /** @description What the probes met (incomplete enumeration, odd answers) */
+            notes: string[];
         };
         CertSuiteFinding: {
             code: number;
@@ -19082,7 +19160,7 @@ export type components = {
              * @description Jobs wanted at most (1-100)
              * @default 10
              */
-            max_jobs: number;
+            max_jobs?: number;
         };
         PostScanResult: {
             /** @description The leased job */
@@ -19301,9 +19379,9 @@ export type components = {
              */
             domain_name: string;
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default  */
-            notes: string;
+            notes?: string;
         };
         RdapMessage: {
             message: string;
@@ -19459,14 +19537,14 @@ export type components = {
              */
             domain_name: string;
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default  */
-            notes: string;
+            notes?: string;
             /**
              * @description Watch the domain's mail transport security: MTA-STS (record and policy), TLS-RPT, DANE/TLSA of the MX hosts, DKIM keys of dkim_selectors, BIMI. On: the _mta-sts, _smtp._tls and default._bimi TXT record sets are watched, the MX hosts' TLSA records asked and the MTA-STS policy fetched (daily, or when its id changes); off (the default: a domain that sends no mail pays nothing): they are no longer watched
              * @default false
              */
-            email_checks: boolean;
+            email_checks?: boolean;
             /**
              * @description DKIM selectors whose keys are watched (<selector>._domainkey TXT), at most 20; they cannot be discovered from DNS. On update, the list replaces the current one
              * @default []
@@ -19475,7 +19553,7 @@ export type components = {
              *       "s1"
              *     ]
              */
-            dkim_selectors: string[];
+            dkim_selectors?: string[];
         };
         DnsDomainDetail: {
             id: number;

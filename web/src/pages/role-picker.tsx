@@ -3,7 +3,7 @@ import type { Schemas } from "../api";
 import { MODULE_LABELS } from "../session";
 
 /** A role of one module, as users, invitations and the SSO default roles carry it. */
-export type RoleRef = Schemas["SsoConfigInput"]["default_roles"][number];
+export type RoleRef = NonNullable<Schemas["SsoConfigInput"]["default_roles"]>[number];
 export type RolesCatalog = Schemas["Roles"];
 
 /** One select per module: no access, or one of the roles it offers. */
