@@ -19483,7 +19483,7 @@ export type components = {
              * @description Addresses to scan (the host's A/AAAA); they can be added to the monitor later
              * @default []
              */
-            ip_addresses: string[];
+            ip_addresses?: string[];
         };
         DnsDomainList: {
             domains: components["schemas"]["DnsDomain"][];
