@@ -157,22 +157,23 @@ export const DomainDetail = z
   .openapi("DnsDomainDetail");
 
 export const HistoryQuery = limitOffsetQuery({ defaultLimit: 30, maxLimit: 100 });
+export const DnsChange = z
+  .object({
+    id: z.number().int(),
+    observed_at: z.string(),
+    kind: z.enum(DNS_HISTORY_KINDS).openapi({ description: "record: a record set's values changed; dnssec: the DNSSEC status changed; spf: the SPF verdict changed without the domain's own TXT changing (an include/redirect target changed, or the policy was first seen allowing all senders); email: a mail transport security regression (MTA-STS, TLS-RPT, DANE, DKIM, BIMI; analysis.email names the mechanism, the regressions and the state before and after)" }),
+    name: z.string(),
+    type: z.string().nullable(),
+    old_values: z.array(z.string()),
+    new_values: z.array(z.string()),
+    detail: z.string().openapi({ description: "The verdict in words" }),
+    analysis: z.record(z.string(), z.unknown()).nullable().openapi({ description: "For SPF/DMARC changes: previous and current parsed policy, regressions" }),
+  })
+  .openapi("DnsChange");
 export const History = z
   .object({
     domain: z.string(),
-    changes: z.array(
-      z.object({
-        id: z.number().int(),
-        observed_at: z.string(),
-        kind: z.enum(DNS_HISTORY_KINDS).openapi({ description: "record: a record set's values changed; dnssec: the DNSSEC status changed; spf: the SPF verdict changed without the domain's own TXT changing (an include/redirect target changed, or the policy was first seen allowing all senders); email: a mail transport security regression (MTA-STS, TLS-RPT, DANE, DKIM, BIMI; analysis.email names the mechanism, the regressions and the state before and after)" }),
-        name: z.string(),
-        type: z.string().nullable(),
-        old_values: z.array(z.string()),
-        new_values: z.array(z.string()),
-        detail: z.string().openapi({ description: "The verdict in words" }),
-        analysis: z.record(z.string(), z.unknown()).nullable().openapi({ description: "For SPF/DMARC changes: previous and current parsed policy, regressions" }),
-      }),
-    ),
+    changes: z.array(DnsChange),
     total: z.number().int(),
     limit: z.number().int(),
     offset: z.number().int(),

@@ -100,7 +100,9 @@ export const HostnamesResponse = z
     page_size: z.number().int(),
     sort_by: z.enum(HOSTNAME_SORTS),
     sort_order: z.enum(["asc", "desc"]),
-    state_counts: z.record(z.string(), z.number().int()).openapi({ description: "Names of the organization per state (whatever the filters)" }),
+    state_counts: z
+      .partialRecord(HostnameState, z.number().int())
+      .openapi({ description: "Names of the organization per state (whatever the filters); a state no name is in is left out" }),
   })
   .openapi("InventoryHostnameList");
 

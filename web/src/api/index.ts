@@ -47,11 +47,8 @@ export function setUnauthorizedHandler(handler: UnauthorizedHandler) {
 
 const prefetched = new Map<string, Promise<Response>>();
 
-/** A 401: the shell's handler runs (legacy.ts reports its 401s here too). */
-export const unauthorized = () => onUnauthorized();
-
 /** Requests of this origin with the console's header; a prefetched GET is taken once. */
-export function consoleFetch(request: Request): Promise<Response> {
+function consoleFetch(request: Request): Promise<Response> {
   if (request.method === "GET" && !request.headers.has("authorization")) {
     const early = prefetched.get(request.url);
     if (early) {
@@ -132,7 +129,7 @@ async function call(method: Uppercase<HttpMethod>, path: string, init: FetchOpti
     typeof err?.message === "string" ? err.message : `The service answered ${res.status} ${res.statusText}`.trim(),
     Array.isArray(err?.details) ? (err.details as ErrorDetail[]) : [],
   );
-  if (res.status === 401 && !allowUnauthorized) unauthorized();
+  if (res.status === 401 && !allowUnauthorized) onUnauthorized();
   if (res.status === 429) {
     const after = res.headers.get("retry-after");
     if (after) error.message = `${error.message} (retry in ${after} s)`;

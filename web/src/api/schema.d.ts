@@ -19855,28 +19855,29 @@ export type components = {
         };
         DnsHistory: {
             domain: string;
-            changes: {
-                id: number;
-                observed_at: string;
-                /**
-                 * @description record: a record set's values changed; dnssec: the DNSSEC status changed; spf: the SPF verdict changed without the domain's own TXT changing (an include/redirect target changed, or the policy was first seen allowing all senders); email: a mail transport security regression (MTA-STS, TLS-RPT, DANE, DKIM, BIMI; analysis.email names the mechanism, the regressions and the state before and after)
-                 * @enum {string}
-                 */
-                kind: "record" | "dnssec" | "spf" | "email";
-                name: string;
-                type: string | null;
-                old_values: string[];
-                new_values: string[];
-                /** @description The verdict in words */
-                detail: string;
-                /** @description For SPF/DMARC changes: previous and current parsed policy, regressions */
-                analysis: {
-                    [key: string]: unknown;
-                } | null;
-            }[];
+            changes: components["schemas"]["DnsChange"][];
             total: number;
             limit: number;
             offset: number;
+        };
+        DnsChange: {
+            id: number;
+            observed_at: string;
+            /**
+             * @description record: a record set's values changed; dnssec: the DNSSEC status changed; spf: the SPF verdict changed without the domain's own TXT changing (an include/redirect target changed, or the policy was first seen allowing all senders); email: a mail transport security regression (MTA-STS, TLS-RPT, DANE, DKIM, BIMI; analysis.email names the mechanism, the regressions and the state before and after)
+             * @enum {string}
+             */
+            kind: "record" | "dnssec" | "spf" | "email";
+            name: string;
+            type: string | null;
+            old_values: string[];
+            new_values: string[];
+            /** @description The verdict in words */
+            detail: string;
+            /** @description For SPF/DMARC changes: previous and current parsed policy, regressions */
+            analysis: {
+                [key: string]: unknown;
+            } | null;
         };
         InventoryHostnameList: {
             hostnames: components["schemas"]["InventoryHostname"][];
@@ -19887,9 +19888,16 @@ export type components = {
             sort_by: "hostname" | "state" | "not_after" | "renewal_due_at";
             /** @enum {string} */
             sort_order: "asc" | "desc";
-            /** @description Names of the organization per state (whatever the filters) */
+            /** @description Names of the organization per state (whatever the filters); a state no name is in is left out */
             state_counts: {
-                [key: string]: number;
+                current?: number;
+                deploying?: number;
+                stale_deployment?: number;
+                not_in_ct?: number;
+                unmonitored?: number;
+                expiring_without_successor?: number;
+                expired?: number;
+                not_scanned?: number;
             };
         };
         InventoryHostname: {

@@ -5,11 +5,10 @@
  * Every value comes from DNS records or a policy file written by whoever controls the
  * zone: shown as text (Preact escapes it), never as markup.
  */
-import type { Schemas } from "../api";
-import { patch, post } from "../api/legacy";
-import { CheckField, Form, TextField, useForm } from "../ui/form";
-import { Time } from "../ui/time";
-import { ActionButton, Badge, KeyValues, Section } from "../ui/widgets";
+import { patch, post, type ApiError, type Schemas } from "../../api";
+import { CheckField, Form, TextField, useForm } from "../../ui/form";
+import { Time } from "../../ui/time";
+import { ActionButton, Badge, KeyValues, Section } from "../../ui/widgets";
 
 /** The domain detail's `email_security`, as the API declares it. */
 export type EmailSecurity = Schemas["DnsEmailSecurity"];
@@ -81,9 +80,9 @@ function Configure({ domainId, selectors, enabled, onSaved }: { domainId: number
       submitLabel="Save"
       onSubmit={async () => {
         const ok = await form.submit((v) =>
-          patch(`/api/dns-watcher/domains/${domainId}`, {
-            email_checks: v.email_checks,
-            dkim_selectors: v.dkim_selectors.split(/[\s,]+/).filter(Boolean),
+          patch("/api/dns-watcher/domains/{domain_id}", {
+            params: { path: { domain_id: domainId } },
+            body: { email_checks: v.email_checks, dkim_selectors: v.dkim_selectors.split(/[\s,]+/).filter(Boolean) },
           }),
         );
         if (ok) onSaved();
@@ -95,7 +94,7 @@ function Configure({ domainId, selectors, enabled, onSaved }: { domainId: number
   );
 }
 
-export function EmailSecurityPanel(props: { domainId: number; domain: string; email: EmailSecurity; selectors: string[]; canUpdate: boolean; onChanged: () => void; onError: (e: unknown) => void }) {
+export function EmailSecurityPanel(props: { domainId: number; domain: string; email: EmailSecurity; selectors: string[]; canUpdate: boolean; onChanged: () => void; onError: (e: ApiError) => void }) {
   const { email: e, domain } = props;
   const configure = props.canUpdate ? <Configure domainId={props.domainId} selectors={props.selectors} enabled={e.enabled} onSaved={props.onChanged} /> : null;
   if (!e.enabled) {
@@ -106,7 +105,7 @@ export function EmailSecurityPanel(props: { domainId: number; domain: string; em
           recorded.
         </p>
         {props.canUpdate && (
-          <ActionButton label={`Turn on email checks for ${domain}`} onError={props.onError} onClick={async () => (await patch(`/api/dns-watcher/domains/${props.domainId}`, { email_checks: true }), props.onChanged())}>
+          <ActionButton label={`Turn on email checks for ${domain}`} onError={props.onError} onClick={async () => (await patch("/api/dns-watcher/domains/{domain_id}", { params: { path: { domain_id: props.domainId } }, body: { email_checks: true } }), props.onChanged())}>
             Turn on email checks
           </ActionButton>
         )}
@@ -160,7 +159,7 @@ export function EmailSecurityPanel(props: { domainId: number; domain: string; em
                     <ActionButton
                       label={`Monitor ${h.host} on port 25`}
                       onError={props.onError}
-                      onClick={async () => (await post(`/api/dns-watcher/domains/${props.domainId}/mail-server-monitors`, { host: h.host }), props.onChanged())}
+                      onClick={async () => (await post("/api/dns-watcher/domains/{domain_id}/mail-server-monitors", { params: { path: { domain_id: props.domainId } }, body: { host: h.host } }), props.onChanged())}
                     >
                       Monitor {h.host} on port 25 (STARTTLS)
                     </ActionButton>
