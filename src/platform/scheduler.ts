@@ -4,27 +4,10 @@
  * each isolated from the others' failures, and records the outcome in `job_runs`.
  * Modules register jobs in their jobs.ts; src/jobs.ts lists the modules.
  */
-import { eq, sql, type SQL } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { jobRuns } from "../db/schema/platform";
 import type { Bindings, Config } from "../env";
-
-/**
- * The next scheduled run (the Cron Trigger fires each minute): when a source not backing
- * off is asked next, e.g. a log, or a domain or monitor created a moment ago.
- */
-export function nextScheduledRun(now: Date): string {
-  return new Date(Math.ceil((now.getTime() + 1) / 60_000) * 60_000).toISOString();
-}
-
-/**
- * `collection_next_attempt_at` for an asset being enabled: the next scheduled run when it
- * has never been asked or its next attempt has passed (it is due), otherwise unchanged.
- */
-export function nextAttemptWhenEnabled(columns: { lastCheckedAt: unknown; collectionNextAttemptAt: unknown }, now: Date): SQL {
-  return sql`CASE WHEN ${columns.lastCheckedAt} IS NULL OR ${columns.collectionNextAttemptAt} IS NULL OR ${columns.collectionNextAttemptAt} < ${now.toISOString()}
-    THEN ${nextScheduledRun(now)} ELSE ${columns.collectionNextAttemptAt} END`;
-}
 
 export interface JobContext {
   env: Bindings;

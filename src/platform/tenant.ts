@@ -27,6 +27,12 @@ export type OrganizationTable = SQLiteTable & { organizationId: SQLiteColumn };
 export type TenantTable = OrganizationTable & { id: SQLiteColumn };
 export type Row<T extends TenantTable> = T["$inferSelect"];
 export type NewRow<T extends TenantTable> = Omit<T["$inferInsert"], "organizationId">;
+/**
+ * The columns an update sets: each a value, or an SQL expression typed with the column's
+ * value (e.g. platform/collection `nextAttemptWhenEnabled`, a `SQL<string>`), which the
+ * statement computes from the row it updates.
+ */
+export type UpdateSet<T extends TenantTable> = { [K in keyof NewRow<T>]?: NewRow<T>[K] | SQL<NonNullable<NewRow<T>[K]>> };
 
 type Condition = SQL | undefined;
 
@@ -111,7 +117,7 @@ export class Tenant {
   }
 
   /** An update of the organization's matching rows (batchable). */
-  update<T extends TenantTable>(table: T, set: Partial<NewRow<T>>, ...conditions: Condition[]) {
+  update<T extends TenantTable>(table: T, set: UpdateSet<T>, ...conditions: Condition[]) {
     return this.db
       .update(table as SQLiteTable)
       .set(set as never)

@@ -1,6 +1,6 @@
 /**
  * The DNS watcher API around resolved data: record set ids and tenant isolation, PATCH
- * and DELETE of a domain, history paging, the policies cleared with their record set,
+ * (a domain switched back on) and DELETE of a domain, history paging, the policies cleared with their record set,
  * the per-domain record set cap. Resolutions run against the fake DoH resolver of the
  * fixture hub (fake-doh.ts), called directly like the Cron Trigger does.
  */
@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, expectError, signup, unique } from "../helpers";
 import { fakeResolver, fakeZone } from "./fake-doh";
-import { forgetWatchedDomains, runWatch, watchDomain } from "./lab";
+import { forgetWatchedDomains, lastRunAt, runWatch, watchDomain } from "./lab";
 
 const E = env as any;
 
@@ -112,6 +112,34 @@ describe("domains", () => {
     expectError(await call("GET", `/api/dns-watcher/domains/${idOn}`, { token: org.session }), 404, "not_found");
     expect(await E.DB.prepare("SELECT count(*) AS n FROM dns_record_sets WHERE domain_id = ?").bind(idOn).first()).toEqual({ n: 0 });
     expect((await runWatch({ resolverUrls: [resolver.url] })).summary.due_domains).toBe(1);
+  });
+
+  it("switched back on: asked at the next minute when its next attempt passed while it was paused, otherwise its schedule stands", async () => {
+    const org = await signup();
+    const name = `reenabled-${unique()}.test`;
+    const id = await watchDomain(org, name);
+    const resolver = await fakeResolver(fakeZone(name));
+    await runWatch({ resolverUrls: [resolver.url], intervalSeconds: 3600 });
+    const ranAt = lastRunAt();
+    const collection = async () => (await call("GET", `/api/dns-watcher/domains/${id}`, { token: org.session })).body.collection;
+    const patch = async (enabled: boolean, at: number) => {
+      const r = await call("PATCH", `/api/dns-watcher/domains/${id}`, { token: org.session, body: { enabled }, headers: { "x-trust-plane-now": new Date(at).toISOString() } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    };
+    const scheduled = new Date(ranAt + 3600_000).toISOString();
+    expect(await collection()).toMatchObject({ state: "ok", next_attempt_at: scheduled });
+
+    await patch(false, ranAt + 60_000);
+    expect(await collection()).toMatchObject({ state: "paused", next_attempt_at: null });
+    // Back on before its next attempt: that attempt stands.
+    await patch(true, ranAt + 120_000);
+    expect(await collection()).toMatchObject({ state: "ok", next_attempt_at: scheduled });
+
+    await patch(false, ranAt + 180_000);
+    // Back on two hours later (25 s into a minute): asked at the next minute, not at a time already past.
+    const minute = Math.floor(ranAt / 60_000) * 60_000 + 2 * 3600_000;
+    await patch(true, minute + 25_000);
+    expect(await collection()).toMatchObject({ state: "ok", last_attempt_at: new Date(ranAt).toISOString(), next_attempt_at: new Date(minute + 60_000).toISOString() });
   });
 
   it("history pages newest first, with the total", async () => {

@@ -1,11 +1,11 @@
 /**
  * RDAP monitor endpoints: creation with normalization, validation,
- * duplicates, quotas, paging and sorting, updates, deletion, tenant isolation and
+ * duplicates, quotas, paging and sorting, updates (a monitor switched back on), deletion, tenant isolation and
  * permissions. Polling is covered by poll.test.ts and faults.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { call, createToken, expectError, signup, unique } from "../helpers";
-import { createMonitor, setTier } from "./poll-helpers";
+import { createMonitor, monitorOf, setTier } from "./poll-helpers";
 
 describe("RDAP monitors: create", () => {
   it("stores the name as a lowercase A-label without trailing dot and reports quota_remaining", async () => {
@@ -114,6 +114,22 @@ describe("RDAP monitors: list", () => {
 });
 
 describe("RDAP monitors: update, delete, isolation, permissions", () => {
+  it("a monitor switched back on after its next attempt passed is asked at the next minute; the collection object says so", async () => {
+    const org = await signup();
+    const name = `reenabled-${unique()}.example`;
+    const minute = Math.floor(Date.now() / 60_000) * 60_000;
+    const at = (ms: number) => ({ "x-trust-plane-now": new Date(ms).toISOString() });
+    const created = await call("POST", "/api/rdap/domains", { token: org.session, body: { domain_name: name }, headers: at(minute + 10_000) });
+    expect(created.status).toBe(201);
+    expect((await monitorOf(org.session, name)).collection).toMatchObject({ state: "pending", next_attempt_at: new Date(minute + 60_000).toISOString() });
+    const patch = async (enabled: boolean, ms: number) => expect((await call("PATCH", `/api/rdap/domains/${created.body.id}`, { token: org.session, body: { enabled }, headers: at(ms) })).status).toBe(200);
+    await patch(false, minute + 20_000);
+    expect((await monitorOf(org.session, name)).collection).toMatchObject({ state: "paused", next_attempt_at: null });
+    // Three hours later, 25 s into a minute: the next minute, not the attempt that passed while it was off.
+    await patch(true, minute + 3 * 3600_000 + 25_000);
+    expect((await monitorOf(org.session, name)).collection).toMatchObject({ state: "pending", last_attempt_at: null, next_attempt_at: new Date(minute + 3 * 3600_000 + 60_000).toISOString() });
+  });
+
   it("PATCH updates notes and enabled; DELETE removes; other organizations get 404", async () => {
     const org = await signup();
     const other = await signup();

@@ -25,7 +25,6 @@
  * them all, so an outage of all 71 logs is one alert per organization and direction,
  * not 71, and no log's change goes unsaid.
  */
-import { nextScheduledRun } from "../../platform/scheduler";
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { ctFilters, ctLogStates } from "../../db/schema";
@@ -38,6 +37,7 @@ import {
   httpStatusFailure,
   isOpaqueRuntimeError,
   logUnexpected,
+  nextScheduledRun,
   sanitizeFailureMessage,
   type CollectionError,
   type CollectionErrorClass,

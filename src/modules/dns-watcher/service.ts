@@ -12,8 +12,7 @@ import { conflict, invalidField, notFound, quotaExceeded } from "../../platform/
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
-import { collectionView } from "../../platform/collection";
-import { nextAttemptWhenEnabled, nextScheduledRun } from "../../platform/scheduler";
+import { collectionView, nextAttemptWhenEnabled, nextScheduledRun } from "../../platform/collection";
 import type { WatchedRecordType } from "../../platform/dns/presentation";
 import { normalizeDomain } from "../../platform/net/domain";
 import { NO_DMARC, type DmarcRecord } from "./dmarc";
@@ -275,8 +274,8 @@ export async function updateDomain(t: Tenant, id: number, input: { notes?: strin
       {
         ...(input.notes !== undefined ? { notes: input.notes } : {}),
         ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
-        // Enabled again: asked at the next run if due, and the collection view says so (drizzle takes an SQL expression as a value).
-        ...(input.enabled === true ? { collectionNextAttemptAt: nextAttemptWhenEnabled(dnsDomains, now) as unknown as string } : {}),
+        // Enabled again: asked at the next run if due, and the collection view says so.
+        ...(input.enabled === true ? { collectionNextAttemptAt: nextAttemptWhenEnabled(dnsDomains, now) } : {}),
         ...(input.email_checks !== undefined ? { emailChecks: input.email_checks } : {}),
         ...(input.email_checks === false ? { emailJson: null } : {}),
         updatedAt: at,

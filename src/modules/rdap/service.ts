@@ -11,8 +11,7 @@ import { badRequest, notFound } from "../../platform/errors";
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
-import { collectionView } from "../../platform/collection";
-import { nextAttemptWhenEnabled, nextScheduledRun } from "../../platform/scheduler";
+import { collectionView, nextAttemptWhenEnabled, nextScheduledRun } from "../../platform/collection";
 import { normalizeDomain } from "../../platform/net/domain";
 import { diffSnapshots } from "./diff";
 import { monitorCollection } from "./collection";
@@ -94,8 +93,8 @@ export async function updateMonitor(t: Tenant, id: number, input: { notes?: stri
       {
         ...(input.notes !== undefined ? { notes: input.notes } : {}),
         ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
-        // Enabled again: asked at the next run if due, and the collection view says so (drizzle takes an SQL expression as a value).
-        ...(input.enabled === true ? { collectionNextAttemptAt: nextAttemptWhenEnabled(rdapMonitors, now) as unknown as string } : {}),
+        // Enabled again: asked at the next run if due, and the collection view says so.
+        ...(input.enabled === true ? { collectionNextAttemptAt: nextAttemptWhenEnabled(rdapMonitors, now) } : {}),
         updatedAt: now.toISOString(),
       },
       eq(rdapMonitors.id, id),
