@@ -115,6 +115,17 @@ describe("event_type and collection in every module", () => {
     expect(compiled("rdap", 'domain != "collection"').seesCollectionEvents).toBe(false);
   });
 
+  it("a domain whose policies were never read states none in its event: a rule reading them does not match, has() says absent", () => {
+    const e = failingEvents()["dns-watcher"] as any;
+    expect(e.spf).toMatchObject({ allows_all: null, current: { allows_all: null, lookup_count: null, record: null } });
+    expect(e.dmarc.current).toMatchObject({ p: null, pct: null, t: null, rua: null });
+    // With the parsers' empty defaults this matched: "SPF does not allow all, DMARC on 100 %" nobody observed.
+    expect(evaluate(compiled("dns-watcher", 'event_type == "collection_failing" && spf.allows_all == false'), e).matched).toBe(false);
+    expect(evaluate(compiled("dns-watcher", 'event_type == "collection_failing" && dmarc.current.pct == 100'), e).matched).toBe(false);
+    expect(evaluate(compiled("dns-watcher", 'event_type == "collection_failing" && !has(dmarc.current.pct) && !has(spf.current.allows_all)'), e)).toEqual({ matched: true });
+    expect(renderTemplate("[{{spf.current.allows_all}}][{{dmarc.current.pct}}]", e)).toBe("[][]");
+  });
+
   it("templates name the collection fields; the alert's subject and summary say which asset went blind and why", () => {
     const events = failingEvents();
     const identity: Record<ModuleName, string> = { "dns-watcher": "example.com", rdap: "example.com", "cert-watcher": "mail.example.com", "ct-log": "Example Log 2026" };

@@ -48,6 +48,9 @@ describe("DNS collection state", () => {
     const recoveredRule = await rule(org, "DNS sees again", 'event_type == "collection_recovered"');
     // A rule written for changes: it must not fire on collection events.
     const changeRule = await rule(org, "any DNS event", `domain == "${seen}" || domain == "${never}"`);
+    // Reads the policies: a domain whose policies were never read has them null (absent to
+    // the rule), so only the domain read before matches; defaults would have matched both.
+    const policyRule = await rule(org, "DNS blind, policies held", 'event_type == "collection_failing" && spf.allows_all == false && dmarc.current.pct == 100');
 
     const seenId = await watch(org, seen);
     await cron();
@@ -66,8 +69,8 @@ describe("DNS collection state", () => {
     // Never asked yet: when it will be is said (the next minute's run), not left unknown.
     expect(Date.parse(b.collection.next_attempt_at) - Date.now()).toBeGreaterThan(0);
     expect(Date.parse(b.collection.next_attempt_at) - Date.now()).toBeLessThanOrEqual(60_000);
-    expect(b.spf.status).toBe("unknown");
-    expect(b.dmarc.status).toBe("unknown");
+    expect(b.spf).toMatchObject({ status: "unknown", allows_all: null, lookup_count: null, record: null });
+    expect(b.dmarc).toMatchObject({ status: "unknown", pct: null, p: null, valid: null });
 
     await stopLab("dnsdist"); // connections to the DoH port are refused
     try {
@@ -96,8 +99,8 @@ describe("DNS collection state", () => {
     expect(a.records.every((r: any) => r.values !== null && r.collection.last_success_at === collectedAt)).toBe(true);
     expect(a.spf).toMatchObject({ status: "ok", record: "v=spf1 ip4:192.0.2.0/24 -all" });
     expect(a.dmarc).toMatchObject({ status: "ok", p: "reject" });
-    expect(b.spf.status).toBe("unknown");
-    expect(b.dmarc.status).toBe("unknown");
+    expect(b.spf).toMatchObject({ status: "unknown", allows_all: null, allows_all_via: null, mechanisms: null });
+    expect(b.dmarc).toMatchObject({ status: "unknown", pct: null, p: null, t: null, rua: null });
     expect(b.records.every((r: any) => r.values === null && r.collection.last_success_at === null)).toBe(true);
     const list = (await call("GET", "/api/dns-watcher/domains?limit=100", { token: org.session })).body.domains as any[];
     expect(list.map((d) => d.collection.state).sort()).toEqual(["failing", "failing"]);
@@ -107,6 +110,7 @@ describe("DNS collection state", () => {
     expect(failing.map((x) => x.subject).sort()).toEqual([never, seen].sort());
     expect(failing.find((x) => x.subject === seen).event_summary).toMatch(new RegExp(`^DNS of ${seen.replace(/\./g, "\\.")} cannot be collected since \\S+: no record set`));
     expect(fired.filter((x) => x.rule_id === recoveredRule || x.rule_id === changeRule)).toEqual([]);
+    expect(fired.filter((x) => x.rule_id === policyRule).map((x) => x.subject)).toEqual([seen]);
 
     // The resolver is back: both recover, once.
     await cron();

@@ -66,9 +66,16 @@ describe("record sets", () => {
       expect((await call("DELETE", `/api/dns-watcher/domains/${id}/records/${set.id}`, { token: org.session })).status).toBe(200);
     }
     const after = (await call("GET", `/api/dns-watcher/domains/${id}`, { token: org.session })).body;
-    // Not watched: nothing is known (never "none": no lookup said so).
-    expect(after.spf).toMatchObject({ watched: false, record: "", status: "unknown", allows_all: false });
-    expect(after.dmarc).toMatchObject({ watched: false, record: "", valid: false, status: "unknown" });
+    // Not watched: nothing is known (never "none": no lookup said so), and nothing else is stated:
+    // no "allows_all: false", no "pct: 100" beside an unknown status.
+    expect(after.spf).toEqual({
+      status: "unknown", watched: false, record: null, mechanisms: null, includes: null, redirect: null, lookup_count: null, void_lookups: null,
+      all: null, allows_all: null, allows_all_via: null, errors: null, target_records: null,
+    });
+    expect(after.dmarc).toEqual({
+      status: "unknown", watched: false, record: null, valid: null, p: null, sp: null, np: null, pct: null, t: null, adkim: null, aspf: null,
+      rua: null, ruf: null, psd: null, fo: null, errors: null,
+    });
     const row = await E.DB.prepare("SELECT spf_json, dmarc_json FROM dns_domains WHERE id = ?").bind(id).first();
     expect(row).toEqual({ spf_json: null, dmarc_json: null });
     // A later run does not bring them back.
@@ -77,7 +84,7 @@ describe("record sets", () => {
     // Watched again: parsed again at the next run.
     expect((await call("POST", `/api/dns-watcher/domains/${id}/records`, { token: org.session, body: { name: "@", type: "TXT" } })).status).toBe(201);
     const readded = (await call("GET", `/api/dns-watcher/domains/${id}`, { token: org.session })).body;
-    expect(readded.spf).toMatchObject({ watched: true, status: "unknown" });
+    expect(readded.spf).toMatchObject({ watched: true, status: "unknown", allows_all: null, lookup_count: null });
     expect(readded.records.find((r: any) => r.name === domain && r.type === "TXT")).toMatchObject({ values: null, collection: { state: "pending", last_attempt_at: null, error: null } });
     await runWatch({ resolverUrls: [resolver.url] });
     expect((await call("GET", `/api/dns-watcher/domains/${id}`, { token: org.session })).body.spf).toMatchObject({ watched: true, record: "v=spf1 mx -all" });

@@ -53,6 +53,10 @@ describe("category status, pure", () => {
     );
     expect(r.category_status.ct.reason).toMatch(/^0 of 71 CT logs read since 2026-11-22 23:53 UTC: DNS lookup failed for 35 CT logs \(reading log 1: DNS lookup of ct1\.example failed\); 36 CT logs not read since 2026-11-22 20:40 UTC/);
     expect(r.category_status.certificates.reason).toBe("2 of 2 endpoints scanned since 2026-11-22 21:55 UTC");
+    // Blind: since when nothing was collected (the newest collection of any log; the domains never were).
+    expect(r.category_status.ct.last_collected_at).toBe("2026-11-22T20:40:00.000Z");
+    expect(r.category_status.dns.last_collected_at).toBeNull();
+    expect(r.category_status.certificates.last_collected_at).toBeNull();
     expect(provisionalNote(r.category_status)).toBe("DNS not assessed, CT Log not assessed, RDAP not assessed");
   });
 
@@ -65,10 +69,10 @@ describe("category status, pure", () => {
       moduleCoverage("rdap", 0, { configured: 2 }),
     ];
     const s = assessCategories(f);
-    expect(s.dns).toEqual({ status: "partial", expected: 4, collected: 3, reason: "3 of 4 domains resolved since 2026-11-22 23:25 UTC: 1 domain not resolved yet" });
+    expect(s.dns).toEqual({ status: "partial", expected: 4, collected: 3, reason: "3 of 4 domains resolved since 2026-11-22 23:25 UTC: 1 domain not resolved yet", last_collected_at: null });
     expect(s.ct).toMatchObject({ status: "blind", expected: 0, collected: 0, reason: expect.stringContaining("No CT log is monitored") });
     expect(s.certificates.status).toBe("assessed");
-    expect(s.rdap).toEqual({ status: "no_assets", expected: 0, collected: 0, reason: "All 2 domains paused: nothing to assess" });
+    expect(s.rdap).toEqual({ status: "no_assets", expected: 0, collected: 0, reason: "All 2 domains paused: nothing to assess", last_collected_at: null });
     expect(provisionalNote(s)).toBe("DNS partly assessed, CT Log not assessed");
 
     // Partly assessed only: the grade stands, marked provisional.
@@ -190,6 +194,8 @@ describe("an organization whose data was never collected", () => {
     );
     expect(data.category_status.ct.reason).toMatch(/^0 of 1 CT log read since .+ UTC: HTTP error for 1 CT log (since .+ )?\(reading CT log "Fixture 'blind\w+' log": HTTP 500 from http:\/\/.+\/checkpoint\)/);
     expect(data.category_status.certificates.reason).toMatch(/^0 of 2 endpoints scanned since .+ UTC: 2 endpoints not scanned yet$/);
+    // Never read: no "since" to give (the overview's "new since your last visit" says "never read").
+    expect(data.category_status.ct.last_collected_at).toBeNull();
     // New assets are not stale yet: only pending.
     expect(data.findings.map((f: any) => f.id)).not.toContain("coverage.monitoring_data_stale");
     expect(JSON.stringify(data)).not.toMatch(/internal error/i);

@@ -97,6 +97,34 @@ describe("the overview of a blind organization", () => {
     expect(problems.join("\n")).toBe("");
   });
 
+  it("'what is new' never reads as nothing new while CT is not read, and a first visit has no 'since 1970'", async () => {
+    const page = admin.page;
+    // The previous test was this user's first visit: the overview's CT section said so.
+    await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("trust-plane:last-visit:")).forEach((k) => localStorage.removeItem(k)));
+    await page.goto("/");
+    await settled(page);
+    const section = page.locator("section.card", { has: page.getByTestId("whats-new") });
+    await expect.poll(() => section.locator("h2").innerText()).toBe("New in the last 7 days");
+    const notRead = page.getByTestId("whats-new-ct-not-read");
+    expect(await notRead.getAttribute("data-status")).toBe("blind");
+    // The logs were read before the clock moved half an hour on (or, on a slow run, never).
+    expect(await notRead.innerText()).toMatch(/^(CT logs not read since .+|No CT log has been read yet): 0 of 2 CT logs read since .+\. New certificates for your filters logged since then cannot be seen/);
+    const first = await page.getByTestId("whats-new").innerText();
+    expect(first).toMatch(/in the last 7 days \(your first visit here\)/);
+    expect(first).toMatch(/this is not an all clear/);
+    expect(first).not.toMatch(/1970/);
+    expect(await checkAtWidths(page, "overview-blind-whats-new-first")).toEqual([]);
+
+    // The next visit: since the time of this one, on the service's clock, never the watermark.
+    await page.reload();
+    await settled(page);
+    await expect.poll(() => section.locator("h2").innerText()).toBe("New since your last visit");
+    const next = await page.getByTestId("whats-new").innerText();
+    expect(next).toMatch(/since your last visit \(.+\)/);
+    expect(next).not.toMatch(/1970/);
+    expect(await checkAtWidths(page, "overview-blind-whats-new")).toEqual([]);
+  });
+
   it("previews this week's report from the reports page: a PDF marked Preview on every page, not assessed, provisional", async () => {
     const page = admin.page;
     await page.goto("/reports");

@@ -88,6 +88,9 @@ const PAGES: PageCase[] = [
       // (The hidden part of the label is its own box: the browser may put a space before it.)
       expect(await p.getByRole("radio", { name: new RegExp(`^before ?: snapshot ${ids.rdapFrom} of `) }).isChecked()).toBe(true);
       expect(await p.getByRole("radio", { name: new RegExp(`^after ?: snapshot ${ids.rdapTo} of `) }).isChecked()).toBe(true);
+      // Two snapshots picked: the compare button is enabled, with no reason beside it.
+      expect(await p.getByRole("button", { name: "Compare the two snapshots" }).isEnabled()).toBe(true);
+      expect(await p.getByTestId("compare-why").count()).toBe(0);
     },
   },
   {

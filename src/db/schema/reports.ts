@@ -34,11 +34,12 @@ export const reports = sqliteTable(
     /** {dns, ct, certificates, rdap, coverage}: ints 0-100. */
     categoryScores: text("category_scores", { mode: "json" }).$type<Record<string, number>>().notNull(),
     /**
-     * {dns, ct, ...}: {status: assessed|partial|blind|no_assets, expected, collected, reason}:
+     * {dns, ct, ...}: {status: assessed|partial|blind|no_assets, expected, collected, reason,
+     * last_collected_at (absent in reports stored before it was recorded)}:
      * what each category could assess (modules/reports/category-status.ts). Null for a
      * report generated before this was recorded: what it could assess is not known.
      */
-    categoryStatus: text("category_status", { mode: "json" }).$type<Record<string, { status: string; expected: number; collected: number; reason: string }>>(),
+    categoryStatus: text("category_status", { mode: "json" }).$type<Record<string, { status: string; expected: number; collected: number; reason: string; last_collected_at?: string | null }>>(),
     /** The organization's name when the report was generated (printed on the PDF). */
     organizationName: text("organization_name").notNull(),
     generatedAt: text("generated_at").notNull(),

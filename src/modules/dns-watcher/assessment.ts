@@ -512,8 +512,9 @@ export async function assessDomain(
           domain: d.name,
           changedRecords: records.changes.map((c) => ({ name: c.set.name, type: c.set.type, oldValues: c.set.values ?? [], newValues: c.values })),
           dnssec: { status: verdict.status, previousStatus: d.dnssecStatus, error: verdict.status === "bogus" ? verdict.error : "", edeCodes: verdict.ede.map((e) => e.code) },
-          spf: { current: policies.spf, previous: policies.previousSpf, changed: policies.spfReplaced, becamePermissive: policies.becamePermissive, changedTargets: records.targetChanges.map((t) => t.name) },
-          dmarc: { current: policies.dmarc, previous: policies.previousDmarc, changed: policies.dmarcChanged, regressions: policies.regressions },
+          // The policies before as stored: null when never read (the event says so), not the empty defaults compared against.
+          spf: { current: policies.spf, previous: d.spf, changed: policies.spfReplaced, becamePermissive: policies.becamePermissive, changedTargets: records.targetChanges.map((t) => t.name) },
+          dmarc: { current: policies.dmarc, previous: d.dmarc, changed: policies.dmarcChanged, regressions: policies.regressions },
           email: { view: await emailView(), regressions: email.regressions },
           resolvedAt,
         })

@@ -21,33 +21,37 @@ import { COLLECTION_ERROR_CLASSES, type CollectionError } from "../../platform/c
 import { variablesOf } from "../../platform/event-variables";
 import { dmarcVerdict, NO_DMARC, type DmarcRecord, type DmarcRegression } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
+import { unread } from "./unread";
 import { EMAIL_REGRESSIONS, MECHANISM_STATUSES, type EmailMechanism, type EmailRegression, type EmailSecurityView } from "./email/view";
+
+/** Said of every policy field: what a rule reads while the policy was never read. */
+const NEVER_READ = "null (absent to a rule, has() is false) while the policy was never read";
 
 const spfSide = (when: string) =>
   z
     .object({
-      record: z.string().describe("The v=spf1 TXT record, empty if none"),
-      all: z.string().describe('The effective "all" with its qualifier (-all, ~all, +all, ?all), following redirect=; empty if absent'),
-      mechanisms: z.array(z.string()).describe("Mechanisms and modifiers in order, e.g. include:_spf.example.net, ip4:192.0.2.0/24"),
-      includes: z.array(z.string()).describe("Domains of include: mechanisms"),
-      lookup_count: z.number().int().describe("DNS-querying terms over the whole include/redirect tree (RFC 7208 limit 10)"),
-      allows_all: z.boolean().describe("The policy lets every sender pass (+all directly, through an include or redirect=)"),
+      record: z.string().nullable().describe(`The v=spf1 TXT record, empty if none; ${NEVER_READ}`),
+      all: z.string().nullable().describe(`The effective "all" with its qualifier (-all, ~all, +all, ?all), following redirect=; empty if absent; ${NEVER_READ}`),
+      mechanisms: z.array(z.string()).nullable().describe(`Mechanisms and modifiers in order, e.g. include:_spf.example.net, ip4:192.0.2.0/24; ${NEVER_READ}`),
+      includes: z.array(z.string()).nullable().describe(`Domains of include: mechanisms; ${NEVER_READ}`),
+      lookup_count: z.number().int().nullable().describe(`DNS-querying terms over the whole include/redirect tree (RFC 7208 limit 10); ${NEVER_READ}`),
+      allows_all: z.boolean().nullable().describe(`The policy lets every sender pass (+all directly, through an include or redirect=); ${NEVER_READ}`),
     })
     .describe(`SPF policy ${when}`);
 
 const dmarcSide = (when: string) =>
   z
     .object({
-      record: z.string().describe("The v=DMARC1 TXT record at _dmarc, empty if none"),
-      p: z.string().describe("Policy: none, quarantine or reject; empty if no valid record"),
-      sp: z.string().describe("Subdomain policy, empty if not given"),
-      np: z.string().describe("Non-existent subdomain policy (RFC 9989), empty if not given"),
-      pct: z.number().int().describe("Percentage of mail the policy applies to (default 100)"),
-      t: z.boolean().describe("Testing mode (RFC 9989 t=y)"),
-      adkim: z.string().describe("DKIM alignment: r or s"),
-      aspf: z.string().describe("SPF alignment: r or s"),
-      rua: z.array(z.string()).describe("Aggregate report URIs"),
-      ruf: z.array(z.string()).describe("Failure report URIs"),
+      record: z.string().nullable().describe(`The v=DMARC1 TXT record at _dmarc, empty if none; ${NEVER_READ}`),
+      p: z.string().nullable().describe(`Policy: none, quarantine or reject; empty if no valid record; ${NEVER_READ}`),
+      sp: z.string().nullable().describe(`Subdomain policy, empty if not given; ${NEVER_READ}`),
+      np: z.string().nullable().describe(`Non-existent subdomain policy (RFC 9989), empty if not given; ${NEVER_READ}`),
+      pct: z.number().int().nullable().describe(`Percentage of mail the policy applies to (default 100 when the record omits it); ${NEVER_READ}`),
+      t: z.boolean().nullable().describe(`Testing mode (RFC 9989 t=y); ${NEVER_READ}`),
+      adkim: z.string().nullable().describe(`DKIM alignment: r or s; ${NEVER_READ}`),
+      aspf: z.string().nullable().describe(`SPF alignment: r or s; ${NEVER_READ}`),
+      rua: z.array(z.string()).nullable().describe(`Aggregate report URIs; ${NEVER_READ}`),
+      ruf: z.array(z.string()).nullable().describe(`Failure report URIs; ${NEVER_READ}`),
     })
     .describe(`DMARC policy ${when}`);
 
@@ -175,7 +179,7 @@ export const DnsWatcherEventSchema = z.object({
     .object({
       current: spfSide("now"),
       previous: spfSide("before the change"),
-      allows_all: z.boolean().describe("The current policy allows every sender"),
+      allows_all: z.boolean().nullable().describe(`The current policy allows every sender; ${NEVER_READ}`),
       became_permissive: z.boolean().describe("The policy allows every sender now and did not before (also when first seen allowing every sender)"),
       changed_targets: z
         .array(z.string())
@@ -224,13 +228,22 @@ export interface DnsChangeEventInput {
   resolvedAt: string;
 }
 
-const spfSideOf = (a: SpfAnalysis) => ({ record: a.record, all: a.all, mechanisms: a.mechanisms, includes: a.includes, lookup_count: a.lookup_count, allows_all: a.allows_all });
-const dmarcSideOf = (d: DmarcRecord) => ({ record: d.record, p: d.p, sp: d.sp, np: d.np, pct: d.pct, t: d.t, adkim: d.adkim, aspf: d.aspf, rua: d.rua, ruf: d.ruf });
+/** One side of the event's SPF: the policy as read, or every field null when it never was (unread.ts). */
+function spfSideOf(policy: SpfAnalysis | null) {
+  const a = policy ?? EMPTY_SPF;
+  const side = { record: a.record, all: a.all, mechanisms: a.mechanisms, includes: a.includes, lookup_count: a.lookup_count, allows_all: a.allows_all };
+  return policy ? side : unread(side);
+}
+function dmarcSideOf(policy: DmarcRecord | null) {
+  const d = policy ?? NO_DMARC;
+  const side = { record: d.record, p: d.p, sp: d.sp, np: d.np, pct: d.pct, t: d.t, adkim: d.adkim, aspf: d.aspf, rua: d.rua, ruf: d.ruf };
+  return policy ? side : unread(side);
+}
 
 /** The event, parsed so that it always matches its declared shape. */
 export function buildDnsChangeEvent(input: DnsChangeEventInput): DnsWatcherEvent {
-  const spf = input.spf.current ?? { ...EMPTY_SPF };
-  const dmarc = input.dmarc.current ?? { ...NO_DMARC };
+  const spf = input.spf.current;
+  const dmarc = input.dmarc.current;
   return DnsWatcherEventSchema.parse({
     event_type: "dns_changed",
     collection: NOT_A_COLLECTION_EVENT,
@@ -239,14 +252,14 @@ export function buildDnsChangeEvent(input: DnsChangeEventInput): DnsWatcherEvent
     dnssec: { validated: input.dnssec.status === "validated", status: input.dnssec.status, previous_status: input.dnssec.previousStatus, error: input.dnssec.error, ede_codes: input.dnssec.edeCodes },
     spf: {
       current: spfSideOf(spf),
-      previous: spfSideOf(input.spf.changed ? (input.spf.previous ?? { ...EMPTY_SPF }) : spf),
-      allows_all: spf.allows_all,
+      previous: spfSideOf(input.spf.changed ? input.spf.previous : spf),
+      allows_all: spf?.allows_all ?? null,
       became_permissive: input.spf.becamePermissive,
       changed_targets: input.spf.changedTargets,
     },
     dmarc: {
       current: dmarcSideOf(dmarc),
-      previous: dmarcSideOf(input.dmarc.changed ? (input.dmarc.previous ?? { ...NO_DMARC }) : dmarc),
+      previous: dmarcSideOf(input.dmarc.changed ? input.dmarc.previous : dmarc),
       // What got worse, each kind once (the history item lists every tag).
       regressions: [...new Set(input.dmarc.regressions.map((r) => r.kind))],
       verdict: dmarcVerdict(input.dmarc.regressions),
@@ -272,8 +285,8 @@ export interface DnsCollectionEventInput extends CollectionEventInput {
 }
 
 export function buildDnsCollectionEvent(input: DnsCollectionEventInput): DnsWatcherEvent {
-  const spf = spfSideOf(input.spf ?? { ...EMPTY_SPF });
-  const dmarc = dmarcSideOf(input.dmarc ?? { ...NO_DMARC });
+  const spf = spfSideOf(input.spf);
+  const dmarc = dmarcSideOf(input.dmarc);
   return DnsWatcherEventSchema.parse({
     ...collectionEventHead(input),
     domain: input.domain,

@@ -89,51 +89,64 @@ export const CreateRecordSet = z
   .openapi("CreateDnsRecordSet");
 export const RecordSetCreated = z.object({ id: z.number().int(), message: z.string() }).openapi("DnsRecordSetCreated");
 
+/**
+ * A parsed policy's fields, each null while its `status` is unknown: nothing was read,
+ * so nothing is stated (not "allows_all: false", not "pct: 100").
+ */
+function nullWhileUnknown<T extends Record<string, z.ZodType>>(shape: T): { [K in keyof T]: z.ZodNullable<T[K]> } {
+  return Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, v.nullable()])) as { [K in keyof T]: z.ZodNullable<T[K]> };
+}
+const NULL_WHILE_UNKNOWN = "Every field but status and watched is null while status is unknown: a policy never read states nothing.";
+
 const spfView = z
   .object({
     status: z.enum(["unknown", "none", "ok", "permerror", "temperror"]).openapi({
       description:
         "unknown: never read (the apex TXT never resolved, or it is not watched); none: a successful lookup found no v=spf1 record; ok, permerror, temperror: the verdict of the record last read. While lookups fail the last read policy stays (see the apex TXT record set's collection)",
     }),
-    record: z.string(),
-    mechanisms: z.array(z.string()),
-    includes: z.array(z.string()),
-    redirect: z.string(),
-    lookup_count: z.number().int(),
-    void_lookups: z.number().int(),
-    all: z.string(),
-    allows_all: z.boolean(),
-    allows_all_via: z.string(),
-    errors: z.array(z.string()),
+    ...nullWhileUnknown({
+      record: z.string(),
+      mechanisms: z.array(z.string()),
+      includes: z.array(z.string()),
+      redirect: z.string(),
+      lookup_count: z.number().int(),
+      void_lookups: z.number().int(),
+      all: z.string(),
+      allows_all: z.boolean(),
+      allows_all_via: z.string(),
+      errors: z.array(z.string()),
+      target_records: z
+        .record(z.string(), z.array(z.string()))
+        .openapi({ description: "The v=spf1 record(s) each include/redirect target had when the policy was last read; every scheduled run compares the targets with them" }),
+    }),
     watched: z.boolean().openapi({ description: "The apex TXT record set is watched; false: nothing is parsed (delete it and the policy is cleared)" }),
-    target_records: z
-      .record(z.string(), z.array(z.string()))
-      .openapi({ description: "The v=spf1 record(s) each include/redirect target had when the policy was last read; every scheduled run compares the targets with them" }),
   })
-  .openapi("SpfPolicy");
+  .openapi("SpfPolicy", { description: NULL_WHILE_UNKNOWN });
 const dmarcView = z
   .object({
     status: z.enum(["unknown", "none", "ok", "invalid"]).openapi({
       description:
         "unknown: never read (the _dmarc TXT never resolved, or it is not watched); none: a successful lookup found no DMARC record; ok: a valid policy record; invalid: a record without a usable policy. While lookups fail the last read policy stays",
     }),
-    record: z.string(),
-    valid: z.boolean(),
-    p: z.string(),
-    sp: z.string(),
-    np: z.string(),
-    pct: z.number().int(),
-    t: z.boolean(),
-    adkim: z.string(),
-    aspf: z.string(),
-    rua: z.array(z.string()),
-    ruf: z.array(z.string()),
-    psd: z.string(),
-    fo: z.string(),
-    errors: z.array(z.string()),
+    ...nullWhileUnknown({
+      record: z.string(),
+      valid: z.boolean(),
+      p: z.string(),
+      sp: z.string(),
+      np: z.string(),
+      pct: z.number().int(),
+      t: z.boolean(),
+      adkim: z.string(),
+      aspf: z.string(),
+      rua: z.array(z.string()),
+      ruf: z.array(z.string()),
+      psd: z.string(),
+      fo: z.string(),
+      errors: z.array(z.string()),
+    }),
     watched: z.boolean().openapi({ description: "The _dmarc TXT record set is watched; false: nothing is parsed" }),
   })
-  .openapi("DmarcPolicy");
+  .openapi("DmarcPolicy", { description: NULL_WHILE_UNKNOWN });
 export const DomainDetail = z
   .object({
     ...domainFields,

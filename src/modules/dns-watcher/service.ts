@@ -17,6 +17,7 @@ import type { WatchedRecordType } from "../../platform/dns/presentation";
 import { normalizeDomain } from "../../platform/net/domain";
 import { NO_DMARC, type DmarcRecord } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
+import { unread } from "./unread";
 import type { DOMAIN_SORT } from "./schema";
 import { parseStoredJson } from "./stored-json";
 import { domainCollection, recordSetCollection } from "./collection";
@@ -203,9 +204,8 @@ export async function listDomains(t: Tenant, q: DomainListInput) {
 const isSpfSource = (domain: string, s: { name: string; type: string }) => s.type === "TXT" && s.name === domain;
 const isDmarcSource = (domain: string, s: { name: string; type: string }) => s.type === "TXT" && s.name === `_dmarc.${domain}`;
 
-/** unknown: never observed; none: looked up, no DMARC record; ok / invalid: the record's verdict. */
-function dmarcStatus(d: DmarcRecord | null): "unknown" | "none" | "ok" | "invalid" {
-  if (d === null) return "unknown";
+/** none: looked up, no DMARC record; ok / invalid: the record's verdict (never observed is unknown). */
+function dmarcStatus(d: DmarcRecord): "none" | "ok" | "invalid" {
   if (!d.record) return "none";
   return d.valid ? "ok" : "invalid";
 }
@@ -225,9 +225,9 @@ export async function getDomain(t: Tenant, id: number) {
   return {
     ...domainView(d),
     records: sets.map((r) => recordSetView(r, d)),
-    // Never observed (not watched, or its TXT never resolved): unknown, not "none".
-    spf: spf ? { ...spf, watched: spfWatched } : { ...EMPTY_SPF, status: "unknown" as const, watched: spfWatched },
-    dmarc: { ...(dmarc ?? NO_DMARC), status: dmarcStatus(dmarc), watched: dmarcWatched },
+    // Never observed (not watched, or its TXT never resolved): unknown, not "none", and nothing else stated.
+    spf: spf ? { ...spf, watched: spfWatched } : { ...unread(EMPTY_SPF), status: "unknown" as const, watched: spfWatched },
+    dmarc: dmarc ? { ...dmarc, status: dmarcStatus(dmarc), watched: dmarcWatched } : { ...unread(NO_DMARC), status: "unknown" as const, watched: dmarcWatched },
     dnssec: { status: d.dnssecStatus, validated: d.dnssecStatus === "validated", error: d.dnssecError },
     email_checks: d.emailChecks,
     dkim_selectors: selectorsOf(d.domainName, sets),

@@ -37,6 +37,13 @@ export interface CategoryAssessment {
   collected: number;
   /** The status in words, with the reason when it is not assessed. */
   reason: string;
+  /**
+   * Blind only: when any of the category's assets (CT: the monitored logs) was last
+   * collected, i.e. nothing was collected since then; null when none ever was. Null for
+   * every other status, whose reason counts what was collected within the window. What
+   * the overview's "new since your last visit" says when CT was not read.
+   */
+  last_collected_at: string | null;
 }
 
 export type CategoryStatus = Record<Category, CategoryAssessment>;
@@ -112,16 +119,24 @@ function moduleAssessment(module: MonitoringModule, c: ModuleCoverage | undefine
     const reason = configured
       ? `All ${count(configured, words.asset)} paused: nothing to assess`
       : `No ${words.asset[0]} configured: nothing to assess`;
-    return { status: "no_assets", expected: 0, collected: 0, reason };
+    return { status: "no_assets", expected: 0, collected: 0, reason, last_collected_at: null };
   }
   if (c.expected === 0) {
-    return { status: "blind", expected: 0, collected: 0, reason: "No CT log is monitored (the log list in use has none): new certificates for your filters cannot be seen" };
+    return {
+      status: "blind",
+      expected: 0,
+      collected: 0,
+      reason: "No CT log is monitored (the log list in use has none): new certificates for your filters cannot be seen",
+      last_collected_at: null,
+    };
   }
   const since = formatUtc(new Date(Date.parse(asOf) - c.expected_window_seconds * 1000).toISOString());
   const collected = `${c.collected} of ${count(c.expected, words.collected)} ${words.verb} since ${since}`;
-  if (c.collected === c.expected) return { status: "assessed", expected: c.expected, collected: c.collected, reason: collected };
+  if (c.collected === c.expected) return { status: "assessed", expected: c.expected, collected: c.collected, reason: collected, last_collected_at: null };
   const status = c.collected === 0 ? "blind" : "partial";
-  return { status, expected: c.expected, collected: c.collected, reason: `${collected}: ${uncollectedCauses(module, c.uncollected).join("; ")}` };
+  // Blind: every asset is among the uncollected, so their newest collection is the category's.
+  const last = status === "blind" ? (c.uncollected.map((u) => u.last_collected_at).filter((t): t is string => t !== null).sort().at(-1) ?? null) : null;
+  return { status, expected: c.expected, collected: c.collected, reason: `${collected}: ${uncollectedCauses(module, c.uncollected).join("; ")}`, last_collected_at: last };
 }
 
 export function assessCategories(facts: Pick<AuditFacts, "as_of" | "coverage">): CategoryStatus {
@@ -137,6 +152,7 @@ export function assessCategories(facts: Pick<AuditFacts, "as_of" | "coverage">):
       expected: modules,
       collected: modules,
       reason: "Judged from each monitoring module's configuration and collection times, which the service always knows",
+      last_collected_at: null,
     },
   };
 }

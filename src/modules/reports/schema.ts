@@ -26,6 +26,12 @@ export const CategoryAssessment = z
     expected: z.number().int().openapi({ description: "What must be collected for the category to be assessed: its enabled assets (CT: the monitored logs); 0 when there is nothing to assess" }),
     collected: z.number().int().openapi({ description: "Of them, collected within the window" }),
     reason: z.string().openapi({ example: "0 of 12 domains resolved since 2026-11-22 23:25 UTC: DNS lookup failed for 12 domains (DNS lookup of dns.example failed)" }),
+    last_collected_at: z.string().nullable().openapi({
+      description:
+        "blind only: when any of the category's assets (CT: the monitored logs) was last collected, so nothing was collected since then; null when none ever was. " +
+        "Null for every other status (and in reports generated before this was recorded)",
+      example: "2026-11-22T20:40:00.000Z",
+    }),
   })
   .openapi("CategoryAssessment");
 

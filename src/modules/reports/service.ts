@@ -161,8 +161,15 @@ async function mailOf(t: Tenant, periodStarts: string[]): Promise<Map<string, Re
   return byReference;
 }
 
-/** What a stored report could assess; null when it was generated before that was recorded. */
-const storedCategoryStatus = (r: typeof reports.$inferSelect) => (r.categoryStatus as CategoryStatus | null) ?? null;
+/**
+ * What a stored report could assess; null when it was generated before that was recorded.
+ * A report stored before `last_collected_at` was recorded has it null (not known).
+ */
+const storedCategoryStatus = (r: typeof reports.$inferSelect): CategoryStatus | null => {
+  const stored = r.categoryStatus as Partial<CategoryStatus> | null;
+  if (!stored) return null;
+  return Object.fromEntries(Object.entries(stored).map(([k, v]) => [k, { ...v, last_collected_at: v?.last_collected_at ?? null }])) as CategoryStatus;
+};
 const provisionalOf = (r: typeof reports.$inferSelect) => {
   const status = storedCategoryStatus(r);
   return status ? isProvisional(status) : null;

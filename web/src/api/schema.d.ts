@@ -19483,49 +19483,51 @@ export type components = {
             collection: components["schemas"]["Collection"];
             created_at: string;
         };
+        /** @description Every field but status and watched is null while status is unknown: a policy never read states nothing. */
         SpfPolicy: {
             /**
              * @description unknown: never read (the apex TXT never resolved, or it is not watched); none: a successful lookup found no v=spf1 record; ok, permerror, temperror: the verdict of the record last read. While lookups fail the last read policy stays (see the apex TXT record set's collection)
              * @enum {string}
              */
             status: "unknown" | "none" | "ok" | "permerror" | "temperror";
-            record: string;
-            mechanisms: string[];
-            includes: string[];
-            redirect: string;
-            lookup_count: number;
-            void_lookups: number;
-            all: string;
-            allows_all: boolean;
-            allows_all_via: string;
-            errors: string[];
-            /** @description The apex TXT record set is watched; false: nothing is parsed (delete it and the policy is cleared) */
-            watched: boolean;
+            record: string | null;
+            mechanisms: string[] | null;
+            includes: string[] | null;
+            redirect: string | null;
+            lookup_count: number | null;
+            void_lookups: number | null;
+            all: string | null;
+            allows_all: boolean | null;
+            allows_all_via: string | null;
+            errors: string[] | null;
             /** @description The v=spf1 record(s) each include/redirect target had when the policy was last read; every scheduled run compares the targets with them */
             target_records: {
                 [key: string]: string[];
-            };
+            } | null;
+            /** @description The apex TXT record set is watched; false: nothing is parsed (delete it and the policy is cleared) */
+            watched: boolean;
         };
+        /** @description Every field but status and watched is null while status is unknown: a policy never read states nothing. */
         DmarcPolicy: {
             /**
              * @description unknown: never read (the _dmarc TXT never resolved, or it is not watched); none: a successful lookup found no DMARC record; ok: a valid policy record; invalid: a record without a usable policy. While lookups fail the last read policy stays
              * @enum {string}
              */
             status: "unknown" | "none" | "ok" | "invalid";
-            record: string;
-            valid: boolean;
-            p: string;
-            sp: string;
-            np: string;
-            pct: number;
-            t: boolean;
-            adkim: string;
-            aspf: string;
-            rua: string[];
-            ruf: string[];
-            psd: string;
-            fo: string;
-            errors: string[];
+            record: string | null;
+            valid: boolean | null;
+            p: string | null;
+            sp: string | null;
+            np: string | null;
+            pct: number | null;
+            t: boolean | null;
+            adkim: string | null;
+            aspf: string | null;
+            rua: string[] | null;
+            ruf: string[] | null;
+            psd: string | null;
+            fo: string | null;
+            errors: string[] | null;
             /** @description The _dmarc TXT record set is watched; false: nothing is parsed */
             watched: boolean;
         };
@@ -20008,6 +20010,11 @@ export type components = {
             collected: number;
             /** @example 0 of 12 domains resolved since 2026-11-22 23:25 UTC: DNS lookup failed for 12 domains (DNS lookup of dns.example failed) */
             reason: string;
+            /**
+             * @description blind only: when any of the category's assets (CT: the monitored logs) was last collected, so nothing was collected since then; null when none ever was. Null for every other status (and in reports generated before this was recorded)
+             * @example 2026-11-22T20:40:00.000Z
+             */
+            last_collected_at: string | null;
         };
         Finding: {
             /**

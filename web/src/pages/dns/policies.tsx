@@ -37,8 +37,17 @@ function AsLastObserved({ source }: { source: RecordSet | undefined }) {
   );
 }
 
-export function SpfState({ spf, source, domain }: { spf: Schemas["SpfPolicy"]; source: RecordSet | undefined; domain: string }) {
-  if (spf.status === "unknown") return <UnknownPolicy watched={spf.watched} source={source} what={`${domain} TXT`} />;
+/**
+ * A policy whose status is not unknown: the API fills every field once it was read (they
+ * are null only while unknown), so they are read as present. Never used before the
+ * unknown case returned: a null would otherwise be drawn as "0 DNS lookups" or a policy.
+ */
+type Read<T> = { [K in keyof T]: NonNullable<T[K]> };
+const asRead = <T,>(policy: T) => policy as Read<T>;
+
+export function SpfState({ spf: policy, source, domain }: { spf: Schemas["SpfPolicy"]; source: RecordSet | undefined; domain: string }) {
+  if (policy.status === "unknown") return <UnknownPolicy watched={policy.watched} source={source} what={`${domain} TXT`} />;
+  const spf = asRead(policy);
   if (spf.status === "none") {
     return (
       <span>
@@ -60,8 +69,9 @@ export function SpfState({ spf, source, domain }: { spf: Schemas["SpfPolicy"]; s
   );
 }
 
-export function DmarcState({ dmarc, source, domain }: { dmarc: Schemas["DmarcPolicy"]; source: RecordSet | undefined; domain: string }) {
-  if (dmarc.status === "unknown") return <UnknownPolicy watched={dmarc.watched} source={source} what={`_dmarc.${domain} TXT`} />;
+export function DmarcState({ dmarc: policy, source, domain }: { dmarc: Schemas["DmarcPolicy"]; source: RecordSet | undefined; domain: string }) {
+  if (policy.status === "unknown") return <UnknownPolicy watched={policy.watched} source={source} what={`_dmarc.${domain} TXT`} />;
+  const dmarc = asRead(policy);
   if (dmarc.status === "none") {
     return (
       <span>

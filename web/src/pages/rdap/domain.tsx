@@ -1,6 +1,7 @@
 /** One monitored domain: its current registration, whether lookups succeed, the snapshot history and the comparison of two snapshots. */
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
-import { get } from "../../api";
+import { get, type Schemas } from "../../api";
 import { navigate, useLocation } from "../../router";
 import { CollectionDetail, type Collection } from "../../ui/collection";
 import { limitOffset, useResource, useTableState } from "../../ui/resource";
@@ -25,6 +26,61 @@ function NoSnapshot({ collection: c }: { collection: Collection | null }) {
     );
   }
   return <p class="muted">No snapshot yet: the domain is looked up at the next scheduled run.</p>;
+}
+
+type History = Schemas["RdapHistory"];
+
+/**
+ * Why the compare button is disabled, in words beside it (null: it is not). A snapshot is
+ * stored only when the registration's content changes, so one snapshot means "not changed
+ * since", and none means it was never read: said with the lookup state.
+ */
+function compareBlocked(history: History | undefined, failed: boolean, c: Collection | null, pickA: string | null, pickB: string | null): ComponentChildren | null {
+  if (!history) return failed ? "The snapshot history could not be loaded (see the error above)." : "Loading the snapshot history.";
+  if (history.total === 0) {
+    if (c?.state === "paused") return "No snapshot to compare: the monitor is disabled, the registration is not looked up.";
+    if (c?.error) {
+      return (
+        <>
+          No snapshot to compare: the registration was never read; lookups failing since <Time iso={c.failing_since} /> ({c.error.message}).
+        </>
+      );
+    }
+    return "No snapshot yet: the registration was never read; it is looked up at the next scheduled run.";
+  }
+  if (history.total === 1) {
+    return (
+      <>
+        Needs two snapshots; the only one was taken <Time iso={history.snapshots[0]?.timestamp} />
+        {c?.last_success_at ? (
+          <>
+            , and the registration has not changed since (last read <Time iso={c.last_success_at} />)
+          </>
+        ) : null}
+        . A new snapshot is stored when the registration changes.
+      </>
+    );
+  }
+  if (!pickA || !pickB) return "Pick a before and an after snapshot in the table.";
+  if (pickA === pickB) return "Pick two different snapshots: before and after are the same one.";
+  return null;
+}
+
+/** The compare button, with why it is disabled beside it (read with it by a screen reader). */
+function CompareAction(p: { history: History | undefined; failed: boolean; collection: Collection | null; pickA: string | null; pickB: string | null; onCompare: (from: string, to: string) => void }) {
+  const blocked = compareBlocked(p.history, p.failed, p.collection, p.pickA, p.pickB);
+  return (
+    <div class="compare-action">
+      <button type="button" class="primary" disabled={blocked !== null} aria-describedby={blocked ? "compare-why" : undefined} onClick={() => p.pickA && p.pickB && p.onCompare(p.pickA, p.pickB)}>
+        Compare the two snapshots
+      </button>
+      {blocked && (
+        <span id="compare-why" class="small muted" data-testid="compare-why">
+          {blocked}
+        </span>
+      )}
+    </div>
+  );
 }
 
 export function RdapDomainPage({ domain }: { domain: string }) {
@@ -112,9 +168,7 @@ export function RdapDomainPage({ domain }: { domain: string }) {
             },
           ]}
         />
-        <button type="button" class="primary" disabled={!pickA || !pickB || pickA === pickB} onClick={() => pickA && pickB && navigate(`/rdap/${enc(domain)}?from=${enc(pickA)}&to=${enc(pickB)}`)}>
-          Compare the two snapshots
-        </button>
+        <CompareAction history={h.data} failed={!!h.error} collection={collection} pickA={pickA} pickB={pickB} onCompare={(a, b) => navigate(`/rdap/${enc(domain)}?from=${enc(a)}&to=${enc(b)}`)} />
       </Section>
       {from && to && <DiffView domain={domain} from={from} to={to} />}
     </div>
