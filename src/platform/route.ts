@@ -5,7 +5,7 @@
  * (security + `x-required-permission`), and records the audit entry of a
  * successful mutating call.
  */
-import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import { createRoute, z, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context";
 import { auditInsert } from "./audit";
@@ -44,7 +44,30 @@ export const ErrorBody = z
   })
   .openapi("Error");
 
-const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+/**
+ * The error answers every route shares, declared once as OpenAPI response components
+ * (`#/components/responses/<name>`, registered by `registerErrorResponses`) that each
+ * route references: the document states each of them once instead of once per route. A
+ * route whose answer means something else (an agent's 401, a job's 404) declares its own.
+ */
+const SHARED_ERRORS = {
+  ValidationError: "Validation error",
+  RateLimited: "Rate limited (see Retry-After)",
+  Unauthorized: "Missing, invalid, revoked or expired token (`unauthorized`, `token_expired`)",
+  Forbidden: "Token lacks the required permission (`forbidden`), or the session must enroll a second factor first (`mfa_enrollment_required`)",
+  NotFound: "Unknown id, or an id of another organization",
+  PayloadTooLarge: "Request body over 1 MiB (`payload_too_large`)",
+  UnsupportedMediaType: "Request body is not JSON (`unsupported_media_type`)",
+};
+const shared = (name: keyof typeof SHARED_ERRORS) => ({ $ref: `#/components/responses/${name}` });
+
+/** Declares the error body and the shared error responses in the app's OpenAPI document (once, beside the security scheme). */
+export function registerErrorResponses(registry: OpenAPIHono["openAPIRegistry"]) {
+  registry.register("Error", ErrorBody);
+  for (const [name, description] of Object.entries(SHARED_ERRORS)) {
+    registry.registerComponent("responses", name, { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
+  }
+}
 
 function describeAccess(access: Access): string {
   if ("public" in access) return "No authentication.";
@@ -115,18 +138,15 @@ export function defineRoute<const R extends Declared>(declared: R) {
   const { access, audit, duringMfaEnrollment = false, ...route } = declared;
   const isPublic = "public" in access;
   const permissionNote = describeAccess(access);
-  const errors: Record<string, ReturnType<typeof errorResponse>> = {
-    400: errorResponse("Validation error"),
-    429: errorResponse("Rate limited (see Retry-After)"),
-  };
+  const errors: Record<string, ReturnType<typeof shared>> = { 400: shared("ValidationError"), 429: shared("RateLimited") };
   if (!isPublic) {
-    errors[401] = errorResponse("Missing, invalid, revoked or expired token (`unauthorized`, `token_expired`)");
-    errors[403] = errorResponse("Token lacks the required permission (`forbidden`), or the session must enroll a second factor first (`mfa_enrollment_required`)");
+    errors[401] = shared("Unauthorized");
+    errors[403] = shared("Forbidden");
   }
-  if (route.path.includes("{")) errors[404] = errorResponse("Unknown id, or an id of another organization");
+  if (route.path.includes("{")) errors[404] = shared("NotFound");
   if (route.request?.body) {
-    errors[413] = errorResponse("Request body over 1 MiB (`payload_too_large`)");
-    errors[415] = errorResponse("Request body is not JSON (`unsupported_media_type`)");
+    errors[413] = shared("PayloadTooLarge");
+    errors[415] = shared("UnsupportedMediaType");
   }
   const middleware: MiddlewareHandler<AppEnv>[] = [guard(access, duringMfaEnrollment)];
   if (audit) middleware.push(auditAfter(audit));

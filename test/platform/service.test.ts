@@ -142,7 +142,9 @@ describe("OpenAPI document", () => {
       expect([...(schema.required ?? [])].sort()).toEqual([...required].sort());
       for (const f of required) expect(schema.properties[f], `${path} ${f}`).toBeDefined();
     }
-    const err = resolve(doc, doc.paths["/api/api-tokens"].post.responses["400"].content["application/json"].schema);
+    // The shared error answers are response components each route references (platform/route.ts).
+    expect(doc.paths["/api/api-tokens"].post.responses["400"]).toEqual({ $ref: "#/components/responses/ValidationError" });
+    const err = resolve(doc, resolve(doc, doc.paths["/api/api-tokens"].post.responses["400"]).content["application/json"].schema);
     expect(err.properties.success).toBeDefined();
     expect(err.properties.error.properties.code).toBeDefined();
     const vd = resolve(doc, doc.paths["/api/api-tokens"].post.requestBody.content["application/json"].schema).properties.validity_days;

@@ -1,7 +1,8 @@
 /**
  * The console's main flows in a real browser: signup, login/logout and the 401
  * redirect, a CT filter through the form, a validation error by its field, a
- * certificate monitor with its targets and a scanner agent through the forms, a
+ * certificate monitor with its targets and a scanner agent through the forms, an RDAP
+ * and a DNS domain through theirs, a
  * Viewer without write actions, an alert rule from compile error to saved, and an
  * invitation accepted from the link in the outbox mail.
  */
@@ -207,6 +208,54 @@ describe("certificate monitors", () => {
     expect((await admin.api("GET", "/api/cert-watcher/agents")).body.agents).toMatchObject([{ name: "dmz-1", status: "revoked" }]);
     await admin.context.close();
   });
+
+  it("an RDAP domain through the form, switched off, edited and deleted; a DNS domain watched, switched off, a record set added and removed, email checks on", async () => {
+    const admin = await newOrganization(browser, "Registrations");
+    const page = admin.page;
+    page.on("dialog", (d) => void d.accept());
+    const name = `reg-${unique()}.example`;
+    await page.goto("/rdap");
+    await settled(page);
+    await page.getByRole("button", { name: "Add domain" }).click();
+    await page.getByRole("dialog").getByLabel("Domain name").fill(name);
+    await page.getByRole("dialog").getByLabel("Notes").fill("main shop");
+    await page.getByRole("dialog").getByRole("button", { name: "Add domain" }).click();
+    await expect.poll(() => page.getByRole("status").first().textContent()).toContain("monitors left on your plan");
+    const rdap = page.getByRole("region", { name: "RDAP domains" });
+    await rdap.getByLabel(`${name} enabled`).uncheck();
+    const monitor = async () => (await admin.api("GET", `/api/rdap/domains?domain_name=${name}`)).body.domains[0];
+    await expect.poll(async () => (await monitor()).enabled).toBe(false);
+    await rdap.getByRole("button", { name: `Edit ${name}` }).click();
+    await page.getByRole("dialog").getByLabel("Notes").fill("old shop");
+    await page.getByRole("dialog").getByRole("button", { name: "Save" }).click();
+    await expect.poll(async () => (await monitor()).notes).toBe("old shop");
+    await rdap.getByRole("button", { name: `Delete ${name}` }).click();
+    await expect.poll(async () => (await admin.api("GET", `/api/rdap/domains?domain_name=${name}`)).body.total).toBe(0);
+
+    await page.goto("/dns");
+    await settled(page);
+    await page.getByRole("button", { name: "Watch a domain" }).click();
+    await page.getByRole("dialog").getByLabel("Domain name").fill(name);
+    await page.getByRole("dialog").getByRole("button", { name: "Watch domain" }).click();
+    await expect.poll(() => page.getByRole("status").first().textContent()).toContain("domains left on your plan");
+    const [domain] = (await admin.api("GET", "/api/dns-watcher/domains")).body.domains;
+    expect(domain).toMatchObject({ domain_name: name, enabled: true });
+    await page.getByRole("region", { name: "DNS domains" }).getByLabel(`${name} enabled`).uncheck();
+    await expect.poll(async () => (await admin.api("GET", `/api/dns-watcher/domains/${domain.id}`)).body.enabled).toBe(false);
+
+    await page.getByRole("link", { name }).click();
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe(name);
+    await page.getByLabel("Name", { exact: true }).fill(`_mta-sts.${name}`);
+    await page.getByRole("combobox", { name: "Type" }).selectOption("TXT");
+    await page.getByRole("button", { name: "Watch record set" }).click();
+    const sets = page.getByRole("region", { name: "Record sets" });
+    await expect.poll(() => sets.textContent()).toContain(`_mta-sts.${name}`);
+    await sets.getByRole("button", { name: `Remove _mta-sts.${name} TXT` }).click();
+    await expect.poll(async () => (await admin.api("GET", `/api/dns-watcher/domains/${domain.id}`)).body.records.some((r: { name: string }) => r.name.startsWith("_mta-sts."))).toBe(false);
+    await page.getByRole("button", { name: "Turn on email checks" }).click();
+    await expect.poll(async () => (await admin.api("GET", `/api/dns-watcher/domains/${domain.id}`)).body.email_checks).toBe(true);
+    await admin.context.close();
+  });
 });
 
 describe("permissions", () => {
@@ -280,6 +329,8 @@ describe("alert rules", () => {
     const rules = await admin.api("GET", "/api/ct-log/alert-rules");
     expect(rules.body.rules).toHaveLength(1);
     expect(rules.body.rules[0]).toMatchObject({ name: "CAA violation", severity: "high", expression: "caa.has_records && !caa.authorized", enabled: true });
+    await table.getByLabel("CAA violation enabled").uncheck();
+    await expect.poll(async () => (await admin.api("GET", "/api/ct-log/alert-rules")).body.rules[0].enabled).toBe(false);
     await admin.context.close();
   });
 });

@@ -4,7 +4,7 @@ import { cspOf, DOCS_CSP } from "../../platform/browser-hardening";
 import type { AppEnv } from "../../platform/context";
 import { ApiError } from "../../platform/errors";
 import { normalizeDocument } from "../../platform/openapi-document";
-import { defineRoute, json } from "../../platform/route";
+import { defineRoute, json, registerErrorResponses } from "../../platform/route";
 
 export const health = defineRoute({
   method: "get", path: "/api/health", tags: ["Service"], summary: "Liveness with a database check",
@@ -83,6 +83,7 @@ export function registerSystemRoutes(app: OpenAPIHono<AppEnv>) {
     scheme: "bearer",
     description: "API token (tpm_...) or session token (tps_...)",
   });
+  registerErrorResponses(app.openAPIRegistry);
   // Built on first request, once every module has registered its routes; the routes do not change afterwards.
   let document: ReturnType<typeof openApiDocument> | undefined;
   app.get("/api/openapi.json", (c) => c.json((document ??= openApiDocument(app))));

@@ -187,6 +187,33 @@ export function SecretOnce({ label, value }: { label: string; value: string }) {
   );
 }
 
+/**
+ * A row's Enabled column: a switch saved at once for who may change it (`save`; a failure
+ * goes to `onError`, and `onDone` reloads the table either way, so the switch shows what
+ * was saved), the state as a badge for who may not.
+ */
+export function EnabledSwitch(props: { name: string; enabled: boolean; canUpdate: boolean; save: (enabled: boolean) => Promise<unknown>; onError: (e: ApiError) => void; onDone: () => void }) {
+  if (!props.canUpdate) return <Badge value={props.enabled ? "active" : "disabled"} label={props.enabled ? "enabled" : "disabled"} />;
+  return (
+    <label class="switch">
+      <input
+        type="checkbox"
+        checked={props.enabled}
+        aria-label={`${props.name} enabled`}
+        onChange={async (e) => {
+          try {
+            await props.save((e.target as HTMLInputElement).checked);
+          } catch (x) {
+            props.onError(asApiError(x));
+          }
+          props.onDone();
+        }}
+      />
+      <span aria-hidden="true" />
+    </label>
+  );
+}
+
 /** A button that shows progress while its async action runs and cannot be pressed twice. */
 export function ActionButton(props: {
   onClick: () => Promise<unknown>;

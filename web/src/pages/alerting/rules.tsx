@@ -1,10 +1,10 @@
 /** A module's alert rules: condition, severity, channels, throttle and what each did in the last 24 h. */
-import { asApiError, del, get, patch } from "../../api";
+import { del, get, patch } from "../../api";
 import { setQuery } from "../../router";
 import { MODULE_LABELS, useSession, type ModuleName } from "../../session";
 import { useResource } from "../../ui/resource";
 import { Time } from "../../ui/time";
-import { Badge } from "../../ui/widgets";
+import { Badge, EnabledSwitch } from "../../ui/widgets";
 import { ItemsTab } from "./items-tab";
 import { RuleEditor } from "./rule-editor";
 import type { Channel, Rule } from "./types";
@@ -35,27 +35,16 @@ export function RulesTab({ module }: { module: ModuleName }) {
         {
           label: "Enabled",
           sort: "enabled",
-          render: (x) =>
-            canUpdate ? (
-              <label class="switch">
-                <input
-                  type="checkbox"
-                  checked={x.enabled}
-                  aria-label={`${x.name} enabled`}
-                  onChange={async (e) => {
-                    try {
-                      await patch(`/api/${module}/alert-rules/{rule_id}`, { params: { path: { rule_id: x.id } }, body: { enabled: (e.target as HTMLInputElement).checked } });
-                    } catch (y) {
-                      setError(asApiError(y));
-                    }
-                    reload();
-                  }}
-                />
-                <span aria-hidden="true" />
-              </label>
-            ) : (
-              <Badge value={x.enabled ? "active" : "disabled"} label={x.enabled ? "enabled" : "disabled"} />
-            ),
+          render: (x) => (
+            <EnabledSwitch
+              name={x.name}
+              enabled={x.enabled}
+              canUpdate={canUpdate}
+              save={(enabled) => patch(`/api/${module}/alert-rules/{rule_id}`, { params: { path: { rule_id: x.id } }, body: { enabled } })}
+              onError={setError}
+              onDone={reload}
+            />
+          ),
         },
         { label: "Condition", render: (x) => <code class="expr">{x.expression}</code> },
         {

@@ -3,14 +3,14 @@
  * observed changes as a before/after diff, and the SPF, DMARC and DNSSEC state.
  */
 import { useState } from "preact/hooks";
-import { asApiError, del, get, patch, post, type ApiError, type QueryOf, type Schemas } from "../../api";
+import { del, get, patch, post, type ApiError, type QueryOf, type Schemas } from "../../api";
 import { useSession } from "../../session";
 import { CollectionBadge } from "../../ui/collection";
 import { CheckField, Form, TextField, useForm } from "../../ui/form";
 import { limitOffset, sortQuery, useResource, useTableState } from "../../ui/resource";
 import { DataTable } from "../../ui/table";
 import { Time } from "../../ui/time";
-import { ActionButton, Badge, Dialog, ErrorBox, Notice, PageHeader, Section } from "../../ui/widgets";
+import { ActionButton, Badge, Dialog, EnabledSwitch, ErrorBox, Notice, PageHeader, Section } from "../../ui/widgets";
 import { DNSSEC_TONE } from "./tones";
 
 export { DnsDomainPage } from "./domain";
@@ -55,27 +55,16 @@ export function DnsPage() {
             {
               label: "Enabled",
               sort: "enabled",
-              render: (d) =>
-                canUpdate ? (
-                  <label class="switch">
-                    <input
-                      type="checkbox"
-                      checked={d.enabled}
-                      aria-label={`${d.domain_name} enabled`}
-                      onChange={async (e) => {
-                        try {
-                          await patch("/api/dns-watcher/domains/{domain_id}", { params: { path: { domain_id: d.id } }, body: { enabled: (e.target as HTMLInputElement).checked } });
-                        } catch (x) {
-                          setErr(asApiError(x));
-                        }
-                        r.reload();
-                      }}
-                    />
-                    <span aria-hidden="true" />
-                  </label>
-                ) : (
-                  <Badge value={d.enabled ? "active" : "disabled"} label={d.enabled ? "enabled" : "disabled"} />
-                ),
+              render: (d) => (
+                <EnabledSwitch
+                  name={d.domain_name}
+                  enabled={d.enabled}
+                  canUpdate={canUpdate}
+                  save={(enabled) => patch("/api/dns-watcher/domains/{domain_id}", { params: { path: { domain_id: d.id } }, body: { enabled } })}
+                  onError={setErr}
+                  onDone={r.reload}
+                />
+              ),
             },
             { label: "DNSSEC", sort: "dnssec_status", render: (d) => <Badge value={d.dnssec_status} tone={DNSSEC_TONE[d.dnssec_status]} /> },
             {

@@ -1,13 +1,13 @@
 /** The RDAP page's Domains tab: the monitored domains with days until expiry; added, edited, switched on and off and deleted here. */
 import { useState } from "preact/hooks";
-import { asApiError, del, get, patch, post, type ApiError, type QueryOf, type Schemas } from "../../api";
+import { del, get, patch, post, type ApiError, type QueryOf, type Schemas } from "../../api";
 import { useSession } from "../../session";
 import { CollectionBadge } from "../../ui/collection";
 import { CheckField, Form, TextField, useForm } from "../../ui/form";
 import { limitOffset, sortQuery, useResource, useTableState } from "../../ui/resource";
 import { DataTable } from "../../ui/table";
 import { Time } from "../../ui/time";
-import { ActionButton, Badge, Dialog, ErrorBox, Notice, Section } from "../../ui/widgets";
+import { ActionButton, Dialog, EnabledSwitch, ErrorBox, Notice, Section } from "../../ui/widgets";
 import { ExpiryDays, rdapFacts } from "./facts";
 
 type RdapMonitor = Schemas["RdapMonitor"];
@@ -89,27 +89,16 @@ export function DomainsTab() {
           {
             label: "Enabled",
             sort: "enabled",
-            render: (d) =>
-              canUpdate ? (
-                <label class="switch">
-                  <input
-                    type="checkbox"
-                    checked={d.enabled}
-                    aria-label={`${d.domain_name} enabled`}
-                    onChange={async (e) => {
-                      try {
-                        await patch("/api/rdap/domains/{monitor_id}", { params: { path: { monitor_id: d.id } }, body: { enabled: (e.target as HTMLInputElement).checked } });
-                      } catch (x) {
-                        setErr(asApiError(x));
-                      }
-                      r.reload();
-                    }}
-                  />
-                  <span aria-hidden="true" />
-                </label>
-              ) : (
-                <Badge value={d.enabled ? "active" : "disabled"} label={d.enabled ? "enabled" : "disabled"} />
-              ),
+            render: (d) => (
+              <EnabledSwitch
+                name={d.domain_name}
+                enabled={d.enabled}
+                canUpdate={canUpdate}
+                save={(enabled) => patch("/api/rdap/domains/{monitor_id}", { params: { path: { monitor_id: d.id } }, body: { enabled } })}
+                onError={setErr}
+                onDone={r.reload}
+              />
+            ),
           },
           { label: "Expires in", render: (d) => <LazyExpiry domain={d.domain_name} /> },
           { label: "Lookups", sort: "last_checked_at", render: (d) => <CollectionBadge collection={d.collection} /> },
