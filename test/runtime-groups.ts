@@ -38,6 +38,7 @@ export const OWN_RUNTIME: readonly string[] = [
   "test/ct-log/proposals.test.ts",
   "test/ct-log/typosquat-e2e.test.ts",
   "test/dns-watcher/domain-api.test.ts",
+  "test/dns-watcher/email-servers.test.ts",
   "test/dns-watcher/run-cost.test.ts",
   "test/dns-watcher/run-faults.test.ts",
   "test/dns-watcher/run-schedule.test.ts",

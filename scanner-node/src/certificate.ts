@@ -14,6 +14,8 @@ export interface ChainReport {
   self_signed: boolean;
   chain_length: number;
   intermediates: ChainEntry[];
+  /** The intermediates' DER, base64, in served order (DANE-TA matching by the Worker). */
+  intermediates_der: string[];
   validation_path: PathEntry[];
   validation: Validation;
 }
@@ -238,6 +240,7 @@ export function analyseChain(chain: readonly Buffer[], opts: { rootCaPem: string
     self_signed: leafX.subject === leafX.issuer,
     chain_length: chain.length,
     intermediates: certs.slice(1).map(entry),
+    intermediates_der: chain.slice(1).map((d) => d.toString("base64")),
     validation_path: path.map((c) => ({ certificate_subject: dn(c.subject), certificate_issuer: dn(c.issuer) })),
     validation: { trusted, error, hostname_match, anchor: opts.rootCaPem ? "root_ca" : "system" },
   };

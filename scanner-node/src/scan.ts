@@ -51,7 +51,7 @@ function emptyResult(t: ScanTarget, ip: string, started: number, now: Date): Sca
   return {
     monitor_cn: t.monitorCn ?? t.sni ?? (isIP(t.host) ? "" : t.host), dns_name: sniOf(t), ip_address: ip, port: t.port,
     connection_method: t.starttls ? "starttls" : "direct_tls", starttls: t.starttls ?? null,
-    protocol: [], ciphers: [], named_groups: [], certificate: null, validity_days: null, intermediates: [], validation_path: [],
+    protocol: [], ciphers: [], named_groups: [], certificate: null, validity_days: null, intermediates: [], intermediates_der: [], validation_path: [],
     has_error: false, error: "", error_class: null, cipher_preference: null, protocols_detail: [], named_groups_detail: { tls13: [], tls12: [] },
     dh_bits: null, chain_length: 0, chain_protocol: null, self_signed: null, validation: null, weak_suites: [], legacy_suites: [], frameworks: [],
     scanned_at: now.toISOString(), probes: 0, duration_ms: Date.now() - started,
@@ -102,7 +102,7 @@ export async function scanTarget(t: ScanTarget, opts: ScanOptions = {}): Promise
       try {
         const c = analyseChain(e.chain, { rootCaPem: t.rootCaPem ?? null, hostname: r.dns_name, now });
         Object.assign(r, {
-          certificate: c.certificate, validity_days: c.validity_days, intermediates: c.intermediates, validation_path: c.validation_path,
+          certificate: c.certificate, validity_days: c.validity_days, intermediates: c.intermediates, intermediates_der: c.intermediates_der, validation_path: c.validation_path,
           chain_length: c.chain_length, self_signed: c.self_signed, validation: c.validation, chain_protocol: e.chainProtocol,
         });
       } catch (err) {

@@ -1,4 +1,5 @@
 // End-to-end scans against real local servers with known configurations.
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scanTarget, type ScanReport } from "../src/scan";
 import { makePki, type TestPki } from "./helpers/pki";
@@ -37,6 +38,8 @@ describe("openssl s_server", () => {
     expect(r.connection_method).toBe("direct_tls");
     expect(r.chain_length).toBe(2);
     expect(r.intermediates[0].subject).toContain("CN=Scanner Test Intermediate");
+    // The intermediate as served, for the Worker's DANE-TA match: its DER hashes to the fingerprint reported.
+    expect(r.intermediates_der.map((b64) => createHash("sha256").update(Buffer.from(b64, "base64")).digest("hex"))).toEqual([r.intermediates[0].signature_sha256]);
     expect(r.validation).toMatchObject({ trusted: true, error: "", hostname_match: true, anchor: "root_ca" });
     expect(r.validation_path.map((p) => p.certificate_subject)).toEqual(["CN=localhost", "CN=Scanner Test Intermediate, O=Trust-Plane Tests", "CN=Scanner Test Root CA, O=Trust-Plane Tests"]);
     expect(r.certificate).toMatchObject({ public_key_algorithm: "RSA", key_bits: 2048, signature_algorithm: "sha256WithRSAEncryption",

@@ -33,9 +33,9 @@ describe("scan result contract", () => {
       const { frameworks: _f, weak_suites: _w, legacy_suites: _l, ...raw } = structuredClone(FIXTURES[name]) as Record<string, unknown>;
       const parsed = ScanResult.safeParse(raw);
       expect(parsed.success, `${name}: ${parsed.error?.message}`).toBe(true);
-      // Captured before agents sent the leaf's key hash and DER: absent, they are null.
+      // Captured before agents sent the leaf's key hash and DER and the intermediates' DER: absent, they are null or empty.
       const certificate = raw.certificate && { ...(raw.certificate as object), spki_sha256: null, der: null };
-      expect(parsed.data, name).toEqual({ ...raw, certificate });
+      expect(parsed.data, name).toEqual({ ...raw, certificate, intermediates_der: [] });
     }
   });
 

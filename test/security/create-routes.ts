@@ -193,7 +193,24 @@ export const CREATE_ROUTES: CreateRoute[] = [
     body: () => undefined,
     count: async (org) => (await get(org, "/api/cert-watcher/monitors?limit=100")).total,
   },
+  {
+    // Mail-server offers: a port-25 certificate monitor per MX host (the cert_monitors quota).
+    path: "/api/dns-watcher/domains/{domain_id}/mail-server-monitors", unique: true, allowed: 10,
+    setup: async (org, run) => {
+      const r = await call("POST", "/api/dns-watcher/domains", { token: org.session, body: { domain_name: `mail-${run}.example.com`, email_checks: true } });
+      if (r.status !== 201) throw new Error(`dns domain: ${r.status} ${JSON.stringify(r.body)}`);
+      await mxResolved(r.body.id, Array.from({ length: 20 }, (_, i) => `${(i + 1) * 10} mx${i}.mail-${run}.example.com.`));
+      return `/api/dns-watcher/domains/${r.body.id}/mail-server-monitors`;
+    },
+    body: (i, run) => ({ host: `mx${i}.mail-${run}.example.com` }),
+    count: async (org) => (await get(org, "/api/cert-watcher/monitors?limit=100")).total,
+  },
 ];
+
+/** The domain's MX record set as a run would have stored it (the offers follow the MX hosts as last resolved). */
+async function mxResolved(domainId: number, values: string[]): Promise<void> {
+  await DB.prepare("UPDATE dns_record_sets SET values_json = ? WHERE domain_id = ? AND type = 'MX'").bind(JSON.stringify(values), domainId).run();
+}
 
 /**
  * POST routes answering 201 that the concurrency suite does not race, with the reason.

@@ -203,6 +203,11 @@ export const ScanResult = z.object({
   certificate: nullable(LeafCertificate, "The leaf certificate served"),
   validity_days: int("Days until expiry, negative if expired"),
   intermediates: list(ChainEntry, 16, "Intermediate certificates served"),
+  intermediates_der: list(
+    item(LEAF_DER_MAX),
+    16,
+    "The intermediates as served, DER in base64, in the order of `intermediates`: the Worker matches a mail server's chain against its DANE TLSA records (DANE-TA). Empty from agents that do not send them",
+  ),
   validation_path: list(PathEntry, 16, "Validation path, leaf to trust anchor"),
   has_error: z.boolean().describe("True if the scan failed entirely"),
   error: text(2000, "Error message, empty on success"),

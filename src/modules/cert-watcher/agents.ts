@@ -26,6 +26,7 @@ import { logUnexpected, type AttemptOutcome } from "../../platform/collection";
 import { answeredAttempt, emitCollectionEvents, recordColumns, recordUnansweredJobs, scanFailure, scanTargetName, sniOf, targetRecord, transitionOf } from "./collection";
 import { tellScanAccepted } from "./deployment-contract";
 import { analyseScan, type ScanAnalysis } from "./scan-result";
+import { keepsChain } from "./mail-server-contract";
 
 /** How long a leased job stays with its agent before it can be leased again. */
 export const LEASE_SECONDS = 300;
@@ -195,10 +196,13 @@ function scanValues(row: JobRow, agentId: number, result: ScanResult, a: ScanAna
     weakSuites: a.weakSuites,
     frameworks: a.frameworks,
     // The identity fields are the job's, not what the agent claimed. The leaf's DER is not
-    // kept with every scan (the inventory keeps what it derives from it).
+    // kept with every scan (the inventory keeps what it derives from it), except a mail
+    // server's chain: the DNS watcher matches it against the host's DANE TLSA records
+    // whenever either changes (mail-server-contract.ts).
     result: {
       ...result,
-      certificate: result.certificate && { ...result.certificate, der: null },
+      certificate: result.certificate && { ...result.certificate, der: keepsChain(monitor) ? result.certificate.der : null },
+      intermediates_der: keepsChain(monitor) ? result.intermediates_der : [],
       dns_name: a.event.dns_name,
       ip_address: target.ipAddress,
       monitor_cn: monitor.cn,

@@ -35,35 +35,41 @@ export interface AcceptedScan {
 }
 
 export interface DeploymentObserver {
+  /** Who listens, for the log ("inventory"). */
+  name: string;
   /** After a scan result is stored (its failure never fails the agent's post: it is logged). */
   scanAccepted(env: Bindings, db: Db, scan: AcceptedScan, now: Date): Promise<void>;
   /** After monitors or targets of these names were created, changed or removed (the names are re-evaluated soon). */
   monitorsChanged(db: Db, organizationId: number, hostnames: readonly string[]): Promise<void>;
 }
 
-let connected: DeploymentObserver | null = null;
+/** The inventory, and the DNS watcher's DANE check of mail servers (each connects once). */
+const connected: DeploymentObserver[] = [];
 
-/** Called once by the inventory when the app is built (src/app.ts). */
+/** Called once by each observer when the app is built (src/app.ts). */
 export function connectDeploymentObserver(observer: DeploymentObserver): void {
-  connected = observer;
+  if (!connected.includes(observer)) connected.push(observer);
 }
 
 export async function tellScanAccepted(env: Bindings, db: Db, scan: AcceptedScan, now: Date): Promise<void> {
-  if (!connected) return;
-  try {
-    await connected.scanAccepted(env, db, scan, now);
-  } catch (err) {
-    // The scan is stored; the inventory catches up at the target's next scan.
-    logUnexpected(`cert-watcher: inventory update after scan ${scan.scanId}`, err);
+  for (const observer of connected) {
+    try {
+      await observer.scanAccepted(env, db, scan, now);
+    } catch (err) {
+      // The scan is stored; the observer catches up at the target's next scan.
+      logUnexpected(`cert-watcher: ${observer.name} update after scan ${scan.scanId}`, err);
+    }
   }
 }
 
 export async function tellMonitorsChanged(db: Db, organizationId: number, hostnames: readonly string[]): Promise<void> {
-  if (!connected || !hostnames.length) return;
-  try {
-    await connected.monitorsChanged(db, organizationId, [...new Set(hostnames)]);
-  } catch (err) {
-    logUnexpected(`cert-watcher: inventory update after a monitor change of ${hostnames.join(", ")}`, err);
+  if (!hostnames.length) return;
+  for (const observer of connected) {
+    try {
+      await observer.monitorsChanged(db, organizationId, [...new Set(hostnames)]);
+    } catch (err) {
+      logUnexpected(`cert-watcher: ${observer.name} update after a monitor change of ${hostnames.join(", ")}`, err);
+    }
   }
 }
 

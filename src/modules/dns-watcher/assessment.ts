@@ -37,8 +37,8 @@ import { buildDnsChangeEvent, buildDnsCollectionEvent, type DnsWatcherEvent } fr
 import { classifyDnssec, sameValues, type DnssecStatus, type DnssecVerdict } from "./observation";
 import { spfRecordsOfAnswer, spfTargetsOf, type RunAnswers } from "./run-lookups";
 import { analyzeSpf, EMPTY_SPF, SpfDnsError, type SpfAnalysis, type SpfDns } from "./spf";
-import { assessEmail, emailTxtNames, selectorsOf, viewOf, type EmailOutcome, type EmailRunContext } from "./email/assess";
-import type { EmailSecurityView, EmailState } from "./email/view";
+import { assessEmail, emailTxtNames, NOTHING_ASSESSED, selectorsOf, viewOf, type EmailOutcome, type EmailRunContext } from "./email/assess";
+import { mxHostsOf, type EmailSecurityView, type EmailState } from "./email/view";
 
 /** A confirmed change of one record set's values. */
 export interface RecordSetChange {
@@ -119,6 +119,8 @@ export interface DomainAssessment {
   /** The collection transition of this attempt, and its event (sent once the writes are committed). */
   transition: CollectionTransition;
   collectionEvent: DnsWatcherEvent | null;
+  /** The MTA-STS policy fetch entered failing or recovered (email checks): its collection event. */
+  policyCollectionEvent: DnsWatcherEvent | null;
   lookupErrors: number;
   /** The record sets whose lookup failed this run, and why. */
   lookupFailures: LookupFailure[];
@@ -482,11 +484,14 @@ export async function assessDomain(
   const emailIo = emailInputs(d, records, policies);
   const email = emailRun
     ? await assessEmail(d, answers, emailRun, resolvedAt, emailIo)
-    : { state: d.email, stateChanged: false, history: [], regressions: [], view: null, policyFetched: false, policyFetchFailed: false, tlsaUnconfirmed: 0 };
+    : NOTHING_ASSESSED(d.email);
   for (const h of email.history) history.push({ kind: "email", setId: null, name: h.name, type: h.type, old: [], new: [], detail: h.detail, analysis: h.analysis, facts: [] });
   // The email view an event carries: built only when one goes out.
   const emailView = async (): Promise<EmailSecurityView | null> =>
-    !d.emailChecks ? null : (email.view ?? (await viewOf(d, emailIo.valuesAfter, email.state, policies.dmarc, selectorsOf(d.name, d.sets))));
+    !d.emailChecks
+      ? null
+      : (email.view ??
+        (await viewOf(d, emailIo.valuesAfter, email.state, policies.dmarc, selectorsOf(d.name, d.sets), await emailRun?.served?.(d.organizationId, mxHostsOf(emailIo.valuesAfter(d.name, "MX") ?? [])))));
 
   const status: DnsCheckStatus = records.errors.length === 0 ? "ok" : records.resolved === 0 ? "error" : "partial";
   const detail = records.errors.length
@@ -533,6 +538,19 @@ export async function assessDomain(
         attemptedAt: resolvedAt,
       })
     : null;
+  // The MTA-STS policy that cannot be fetched while the TXT record advertises it: the same collection events, saying the fetch's reason.
+  const policyCollectionEvent = email.policyTransition
+    ? buildDnsCollectionEvent({
+        ...email.policyTransition,
+        domain: d.name,
+        dnssec: { status: state.dnssecStatus, error: state.dnssecError },
+        spf: policies.spf,
+        dmarc: policies.dmarc,
+        failingRecordSets: [],
+        email: await emailView(),
+        attemptedAt: resolvedAt,
+      })
+    : null;
   return {
     domain: d,
     baselines: records.baselines,
@@ -545,6 +563,7 @@ export async function assessDomain(
     event,
     transition: attempt.transition,
     collectionEvent,
+    policyCollectionEvent,
     lookupErrors: records.errors.length,
     lookupFailures: records.errors,
     unconfirmed: records.unconfirmed + (dnssecUnconfirmed ? 1 : 0) + email.tlsaUnconfirmed,

@@ -22,7 +22,7 @@ import { variablesOf } from "../../platform/event-variables";
 import { dmarcVerdict, NO_DMARC, type DmarcRecord, type DmarcRegression } from "./dmarc";
 import { EMPTY_SPF, type SpfAnalysis } from "./spf";
 import { unread } from "./unread";
-import { EMAIL_REGRESSIONS, MECHANISM_STATUSES, type EmailMechanism, type EmailRegression, type EmailSecurityView } from "./email/view";
+import { EMAIL_REGRESSIONS, MECHANISM_STATUSES, SERVED_STATUSES, type EmailMechanism, type EmailRegression, type EmailSecurityView } from "./email/view";
 
 /** Said of every policy field: what a rule reads while the policy was never read. */
 const NEVER_READ = "null (absent to a rule, has() is false) while the policy was never read";
@@ -75,7 +75,12 @@ function emailEventFields(view: EmailSecurityView | null, regressed: readonly Em
       mx: view?.mta_sts.policy.mx ?? [], uncovered_mx: view?.mta_sts.uncovered_mx ?? [], ...of("mta_sts"),
     },
     tls_rpt: { status: view?.tls_rpt.status ?? "unknown", rua: view?.tls_rpt.rua ?? [], ...of("tls_rpt") },
-    dane: { status: view?.dane.status ?? "unknown", hosts: (view?.dane.hosts ?? []).map((h) => ({ host: h.host, status: h.status, validated: h.validated, usable: h.usable })), ...of("dane") },
+    dane: {
+      status: view?.dane.status ?? "unknown",
+      hosts: (view?.dane.hosts ?? []).map((h) => ({ host: h.host, status: h.status, validated: h.validated, usable: h.usable, served: h.served.status })),
+      mismatched_hosts: (view?.dane.hosts ?? []).filter((h) => h.served.status === "mismatch").map((h) => h.host),
+      ...of("dane"),
+    },
     dkim: {
       status: view?.dkim.status ?? "unknown",
       selectors: (view?.dkim.selectors ?? []).map((k) => ({ selector: k.selector, status: k.status, key_type: k.key_type, bits: k.bits, strength: k.strength, revoked: k.revoked, testing: k.testing })),
@@ -111,8 +116,15 @@ const emailFields = {
     .object({
       status: status("DANE for the MX hosts (their _25._tcp TLSA records, DNSSEC-validated)"),
       hosts: z
-        .array(z.object({ host: z.string().describe("MX host"), status: z.enum(MECHANISM_STATUSES).describe("ok, missing, invalid or unknown"), validated: z.boolean().describe("The TLSA answer was DNSSEC-validated"), usable: z.number().int().describe("TLSA records usable for SMTP") }))
+        .array(z.object({ host: z.string().describe("MX host"), status: z.enum(MECHANISM_STATUSES).describe("ok, missing, invalid or unknown"), validated: z.boolean().describe("The TLSA answer was DNSSEC-validated"), usable: z.number().int().describe("TLSA records usable for SMTP"),
+            served: z
+              .enum(SERVED_STATUSES)
+              .default("not_scanned")
+              .describe("What the host serves on port 25 against its TLSA records: matched, mismatch (no record matches: DANE-enforcing senders stop delivering), not_scanned (no port-25 certificate monitor scan yet), not_checked (nothing to compare)"),
+          }),
+        )
         .describe("Each MX host's TLSA state"),
+      mismatched_hosts: z.array(z.string()).default([]).describe("MX hosts whose served certificate chain matches none of their TLSA records"),
       regressions: regressions("dane"),
       verdict,
     })

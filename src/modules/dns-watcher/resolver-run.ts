@@ -31,6 +31,7 @@ import type { Db } from "../../db/client";
 import { loadConfig, MTA_STS_POLICY_URL_DEFAULT, type Bindings } from "../../env";
 import { egressPolicy, type EgressPolicy } from "../../platform/egress";
 import { fetchMtaStsPolicy } from "./email/collect";
+import { servedOf } from "./email/served";
 import { logSourceFailure, logUnexpected } from "../../platform/collection";
 import { createDohClient } from "../../platform/dns/doh";
 import { emitEvent } from "../alerting/contract";
@@ -162,6 +163,7 @@ export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
     urlTemplate,
     now: ctx.now,
     fetchPolicy: (domain: string) => fetchMtaStsPolicy(domain, { urlTemplate, timeoutMs: settings.timeoutMs, egress, fetch: ctx.fetch }),
+    served: (organizationId: number, hosts: readonly string[]) => servedOf(ctx.db, organizationId, hosts),
   };
   const assessments: DomainAssessment[] = [];
   await inPool(due, ASSESSMENT_CONCURRENCY, async (d) => {
@@ -203,6 +205,7 @@ export async function runDnsWatch(ctx: DnsRunContext): Promise<DnsRunSummary> {
     if (a.email.policyFetchFailed) summary.policy_fetch_failures++;
     if (commit.failed.has(a.domain.id)) continue;
     if (a.collectionEvent) await send(a.domain.organizationId, a.collectionEvent, a.domain.name);
+    if (a.policyCollectionEvent) await send(a.domain.organizationId, a.policyCollectionEvent, a.domain.name);
     summary.changes += a.changes.length;
     summary.spf_target_changes += a.spfTargetChanges;
     summary.facts += a.history.reduce((n, h) => n + h.facts.length, 0);

@@ -7,6 +7,8 @@ import { tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import * as s from "./schema";
 import * as dns from "./service";
+import { connectDeploymentObserver } from "../cert-watcher/deployment-contract";
+import { daneScanObserver } from "./email/served";
 
 const tags = ["DNS watcher"];
 const view = { permission: "dns-watcher:view_monitoring" } as const;
@@ -71,8 +73,20 @@ export const domainHistory = defineRoute({
   access: view, request: { params: s.DomainIdParam, query: s.HistoryQuery }, responses: { 200: json(s.History) },
 });
 
+export const createMailServerMonitor = defineRoute({
+  method: "post", path: "/api/dns-watcher/domains/{domain_id}/mail-server-monitors", tags, summary: "Accept a mail-server offer: a certificate monitor of an MX host on port 25 with STARTTLS",
+  description:
+    "`host` must be an MX host of the domain as last resolved, with the email checks on (400 otherwise, nothing saved). Creates the certificate monitor (`cert_monitors` quota: 403; an existing monitor of the host on port 25: 409). " +
+    "Its scans then show on the domain's `email_security.dane.hosts[].served`: the chain served matched against the host's TLSA records.",
+  access: { permission: "cert-watcher:create_monitoring" }, audit: { action: "cert_monitor.create", targetType: "cert_monitor" },
+  request: { params: s.DomainIdParam, body: body(s.CreateMailServerMonitor) }, responses: { 201: json(s.MailServerMonitorCreated, "Created") },
+});
+
 export function registerDnsWatcherRoutes(app: OpenAPIHono<AppEnv>) {
   const t = tenantOf;
+  // Scans of MX hosts on port 25 are matched against their DANE TLSA records (email/served.ts).
+  connectDeploymentObserver(daneScanObserver);
+  app.openapi(createMailServerMonitor, async (c) => c.json(await dns.createMailServerMonitorOf(t(c), c.req.valid("param").domain_id, c.req.valid("json"), c.get("now")), 201));
   app.openapi(listDomains, async (c) => c.json(await dns.listDomains(t(c), c.req.valid("query")), 200));
   app.openapi(createDomain, async (c) => c.json(await dns.createDomain(t(c), c.req.valid("json"), c.get("now")), 201));
   app.openapi(getDomain, async (c) => c.json((await dns.getDomain(t(c), c.req.valid("param").domain_id)) as never, 200));

@@ -63,6 +63,15 @@ export const UpdateDomain = z
   .refine((b) => b.notes !== undefined || b.enabled !== undefined || b.email_checks !== undefined || b.dkim_selectors !== undefined, { message: "give notes, enabled, email_checks and/or dkim_selectors" })
   .openapi("UpdateDnsDomain");
 export const Message = z.object({ message: z.string() }).openapi("DnsMessage");
+export const CreateMailServerMonitor = z
+  .object({
+    host: z.string().max(253).openapi({ example: "mx1.example.com", description: "An MX host of the domain (one of `email_security.mail_server_offers`)" }),
+    ip_addresses: z.array(z.string().max(64)).max(100).default([]).openapi({ description: "Addresses to scan (the host's A/AAAA); they can be added to the monitor later" }),
+  })
+  .openapi("CreateDnsMailServerMonitor");
+export const MailServerMonitorCreated = z
+  .object({ id: z.number().int().openapi({ description: "The certificate monitor created" }), message: z.string(), quota_remaining: z.number().int() })
+  .openapi("DnsMailServerMonitorCreated");
 
 export const DomainIdParam = z.object({ domain_id: pathId("domain_id") });
 export const RecordIdParam = z.object({ domain_id: pathId("domain_id"), record_id: pathId("record_id") });

@@ -8,10 +8,11 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { parse } from "tldts";
 import { dnsDomains, dnsHistory, dnsRecordSets } from "../../db/schema/dns-watcher";
 import { isForeignKeyViolation, isQuotaGuard, isUniqueViolation } from "../../platform/db-errors";
-import { conflict, invalidField, notFound, quotaExceeded } from "../../platform/errors";
+import { badRequest, conflict, invalidField, notFound, quotaExceeded } from "../../platform/errors";
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
 import { registerUsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
+import type { Db } from "../../db/client";
 import { collectionView, nextAttemptWhenEnabled, nextScheduledRun } from "../../platform/collection";
 import type { WatchedRecordType } from "../../platform/dns/presentation";
 import { normalizeDomain } from "../../platform/net/domain";
@@ -22,7 +23,9 @@ import type { DOMAIN_SORT } from "./schema";
 import { parseStoredJson } from "./stored-json";
 import { domainCollection, recordSetCollection } from "./collection";
 import { selectorsOf, viewOf } from "./email/assess";
-import { emailNames, NO_EMAIL_STATE, type EmailState } from "./email/view";
+import { servedOf } from "./email/served";
+import { createMailServerMonitor } from "../cert-watcher/mail-server-contract";
+import { emailNames, mxHostsOf, NO_EMAIL_STATE, type EmailState } from "./email/view";
 
 registerUsageCounter("dns_domains", (db, organizationId) => tenantDb(db, organizationId).count(dnsDomains));
 
@@ -231,7 +234,7 @@ export async function getDomain(t: Tenant, id: number) {
     dnssec: { status: d.dnssecStatus, validated: d.dnssecStatus === "validated", error: d.dnssecError },
     email_checks: d.emailChecks,
     dkim_selectors: selectorsOf(d.domainName, sets),
-    email_security: await emailSecurityOf(d, sets, dmarc),
+    email_security: await emailSecurityOf(t.db, d, sets, dmarc),
   };
 }
 
@@ -239,7 +242,7 @@ export async function getDomain(t: Tenant, id: number) {
  * The email view from what the watcher stored. With the checks off every mechanism is
  * unknown, and says why; with them on, a record set not watched (deleted) reads as never observed.
  */
-async function emailSecurityOf(d: DomainRow, sets: RecordSetRow[], dmarc: DmarcRecord | null) {
+async function emailSecurityOf(db: Db, d: DomainRow, sets: RecordSetRow[], dmarc: DmarcRecord | null) {
   const valuesOf = (name: string, type: string) => parseStoredJson<string[]>(sets.find((s) => s.name === name && s.type === type)?.valuesJson ?? null);
   const selectors = selectorsOf(d.domainName, sets);
   if (!d.emailChecks) {
@@ -255,7 +258,26 @@ async function emailSecurityOf(d: DomainRow, sets: RecordSetRow[], dmarc: DmarcR
     };
   }
   const state = parseStoredJson<EmailState>(d.emailJson) ?? NO_EMAIL_STATE;
-  return { enabled: true, ...(await viewOf({ name: d.domainName, emailChecks: true }, valuesOf, state, dmarc, selectors)) };
+  const served = await servedOf(db, d.organizationId, mxHostsOf(valuesOf(d.domainName, "MX") ?? []));
+  const view = await viewOf({ name: d.domainName, emailChecks: true }, valuesOf, state, dmarc, selectors, served);
+  return { enabled: true, ...view, mail_server_offers: view.dane.hosts.filter((h) => h.served.monitor_id === null).map((h) => ({ host: h.host })) };
+}
+
+/**
+ * Accepts a mail-server offer: a certificate monitor of one of the domain's MX hosts on
+ * port 25 with STARTTLS (the cert_monitors quota and duplicates as for any monitor: 403, 409).
+ */
+export async function createMailServerMonitorOf(t: Tenant, domainId: number, input: { host: string; ip_addresses: string[] }, now: Date) {
+  const d = await t.getOr404(dnsDomains, domainId, "DNS domain");
+  if (!d.emailChecks) throw badRequest(`The email checks are off for ${d.domainName}: its MX hosts are not followed`);
+  const mx = await t.first(dnsRecordSets, eq(dnsRecordSets.domainId, d.id), eq(dnsRecordSets.name, d.domainName), eq(dnsRecordSets.type, "MX"));
+  const hosts = mxHostsOf(parseStoredJson<string[]>(mx?.valuesJson ?? null) ?? []);
+  const host = input.host.trim().toLowerCase().replace(/\.$/, "");
+  if (!hosts.includes(host)) {
+    throw badRequest("Not an MX host of the domain", [{ path: "host", message: `'${input.host}' is not an MX host of ${d.domainName} as last resolved (${hosts.join(", ") || "none"})` }]);
+  }
+  const created = await createMailServerMonitor(t, host, input.ip_addresses, `Mail server of ${d.domainName} (offered by the DNS watcher's email checks)`, now);
+  return { ...created, message: `Certificate monitor ${created.id} scans ${host} on port 25 with STARTTLS${input.ip_addresses.length ? "" : ": add its IP addresses to have it scanned"}` };
 }
 
 /**

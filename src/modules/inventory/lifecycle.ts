@@ -318,6 +318,7 @@ function trustOf(scan: AcceptedScan): { trust: Trust; detail: string } {
 }
 
 export const deploymentObserver: DeploymentObserver = {
+  name: "inventory",
   async scanAccepted(env, db, scan, now) {
     const names: NameRef[] = [{ organizationId: scan.organizationId, hostname: scan.hostname }];
     const parent = parentName(scan.hostname);

@@ -8065,6 +8065,116 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/dns-watcher/domains/{domain_id}/mail-server-monitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a mail-server offer: a certificate monitor of an MX host on port 25 with STARTTLS
+         * @description `host` must be an MX host of the domain as last resolved, with the email checks on (400 otherwise, nothing saved). Creates the certificate monitor (`cert_monitors` quota: 403; an existing monitor of the host on port 25: 409). Its scans then show on the domain's `email_security.dane.hosts[].served`: the chain served matched against the host's TLSA records.
+         *
+         *     Requires `cert-watcher:create_monitoring`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    domain_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateDnsMailServerMonitor"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DnsMailServerMonitorCreated"];
+                    };
+                };
+                /** @description Validation error */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid, revoked or expired token (`unauthorized`, `token_expired`) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Token lacks the required permission (`forbidden`), or the session must enroll a second factor first (`mfa_enrollment_required`) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id, or an id of another organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body over 1 MiB (`payload_too_large`) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body is not JSON (`unsupported_media_type`) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited (see Retry-After) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/dns-watcher/domains": {
         parameters: {
             query?: never;
@@ -11139,6 +11249,8 @@ export type components = {
                 /** @description SHA-256 fingerprint (hex) */
                 signature_sha256?: string | null;
             }[] | null;
+            /** @description The intermediates as served, DER in base64, in the order of `intermediates`: the Worker matches a mail server's chain against its DANE TLSA records (DANE-TA). Empty from agents that do not send them */
+            intermediates_der?: string[] | null;
             /** @description Validation path, leaf to trust anchor */
             validation_path?: {
                 /** @description Subject of this path element */
@@ -11362,6 +11474,24 @@ export type components = {
                     to: string | null;
                 };
             };
+        };
+        DnsMailServerMonitorCreated: {
+            /** @description The certificate monitor created */
+            id: number;
+            message: string;
+            quota_remaining: number;
+        };
+        CreateDnsMailServerMonitor: {
+            /**
+             * @description An MX host of the domain (one of `email_security.mail_server_offers`)
+             * @example mx1.example.com
+             */
+            host: string;
+            /**
+             * @description Addresses to scan (the host's A/AAAA); they can be added to the monitor later
+             * @default []
+             */
+            ip_addresses?: string[];
         };
         DnsDomainList: {
             domains: components["schemas"]["DnsDomain"][];
@@ -11613,6 +11743,29 @@ export type components = {
                     usable: number;
                     problem: string;
                     collection: components["schemas"]["EmailCheckCollection"];
+                    /** @description Whether what the host serves on port 25 (its certificate monitor's latest scans) matches its TLSA records (RFC 7672: DANE-EE against the server's certificate, DANE-TA against any certificate of the chain) */
+                    served: {
+                        /**
+                         * @description matched: every scanned address serves a chain a usable TLSA record matches; mismatch: some address serves a chain no record matches (critical: senders that enforce DANE stop delivering); not_scanned: no port-25 certificate monitor scanned the host yet; not_checked: scanned, nothing to compare (no usable DNSSEC-validated TLSA set, or no chain kept)
+                         * @enum {string}
+                         */
+                        status: "matched" | "mismatch" | "not_scanned" | "not_checked";
+                        /** @description The host's certificate monitor on port 25 with STARTTLS; null: none (offered in mail_server_offers) */
+                        monitor_id: number | null;
+                        /** @description The newest scan compared; null when none */
+                        checked_at: string | null;
+                        targets: {
+                            ip_address: string;
+                            scanned_at: string | null;
+                            /** @description null: not compared (see problem) */
+                            matched: boolean | null;
+                            /** @description The TLSA record that matched (presentation), empty if none */
+                            record: string;
+                            problem: string;
+                        }[];
+                        /** @description The result in words */
+                        text: string;
+                    };
                 }[];
                 /** @description What each finding means and what to do, in words */
                 findings: string[];
@@ -11658,6 +11811,11 @@ export type components = {
                 /** @description What each finding means and what to do, in words */
                 findings: string[];
             };
+            /** @description MX hosts no certificate monitor scans on port 25 with STARTTLS: accept one with POST /api/dns-watcher/domains/{domain_id}/mail-server-monitors (the scanner agent then checks its protocols, ciphers and chain, and its chain is matched against the host's TLSA records) */
+            mail_server_offers: {
+                /** @description MX host without a certificate monitor on port 25 with STARTTLS */
+                host: string;
+            }[];
         };
         /** @description Whether the fetch or lookup could be made: a failure keeps the last observed value and is never a change */
         EmailCheckCollection: {

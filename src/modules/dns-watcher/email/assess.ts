@@ -12,13 +12,16 @@ import type { DmarcRecord } from "../dmarc";
 import type { DueDomain } from "../due-domains";
 import type { RunAnswers } from "../run-lookups";
 import { daneHostsOf } from "../run-lookups";
-import { policyAfterFetch, policyDue, policyUrl, tlsaAfterLookup, type PolicyFetchResult } from "./collect";
+import type { CollectionEventInput } from "../../../platform/collection";
+import { collectionRecordOf, policyAfterFetch, policyDue, policyUrl, tlsaAfterLookup, type PolicyFetchResult } from "./collect";
 import { parseMtaStsRecord } from "./mta-sts";
-import { emailNames, emailRegressions, emailSecurityView, tlsaName, type EmailMechanism, type EmailRegression, type EmailSecurityView, type EmailState, type StoredTlsa } from "./view";
+import { emailNames, emailRegressions, emailSecurityView, mxHostsOf, tlsaName, type EmailMechanism, type EmailRegression, type EmailSecurityView, type EmailState, type ServedHost, type StoredTlsa, NEVER_ATTEMPTED } from "./view";
 
 export interface EmailRunContext {
   /** Fetches the domain's MTA-STS policy (collect.ts fetchMtaStsPolicy with the run's settings). */
   fetchPolicy: (domain: string) => Promise<PolicyFetchResult>;
+  /** What the organization's port-25 certificate monitors of these MX hosts serve (served.ts servedOf); read only when a view is built. */
+  served?: (organizationId: number, hosts: readonly string[]) => Promise<ReadonlyMap<string, ServedHost>>;
   urlTemplate: string;
   now: Date;
 }
@@ -42,7 +45,22 @@ export interface EmailOutcome {
   policyFetched: boolean;
   policyFetchFailed: boolean;
   tlsaUnconfirmed: number;
+  /** The MTA-STS policy fetch entered `failing` (second failure in a row) or recovered: raised as the domain's collection event. */
+  policyTransition: CollectionEventInput | null;
 }
+
+/** The outcome of a domain whose email checks did nothing this run. */
+export const NOTHING_ASSESSED = (state: EmailState): EmailOutcome => ({
+  state,
+  stateChanged: false,
+  history: [],
+  regressions: [],
+  view: null,
+  policyFetched: false,
+  policyFetchFailed: false,
+  tlsaUnconfirmed: 0,
+  policyTransition: null,
+});
 
 /** FNV-1a, 32 bits, hex: telling two input sets apart, not a security measure. */
 function digest(text: string): string {
@@ -64,7 +82,14 @@ export function emailTxtNames(domain: string, selectors: readonly string[]): str
 }
 
 /** The view from record set values (null: never resolved), the email state and DMARC. */
-export function viewOf(d: { name: string; emailChecks: boolean }, valuesOf: (name: string, type: string) => string[] | null, state: EmailState, dmarc: DmarcRecord | null, selectors: readonly string[]) {
+export function viewOf(
+  d: { name: string; emailChecks: boolean },
+  valuesOf: (name: string, type: string) => string[] | null,
+  state: EmailState,
+  dmarc: DmarcRecord | null,
+  selectors: readonly string[],
+  served?: ReadonlyMap<string, ServedHost>,
+) {
   return emailSecurityView({
     domain: d.name,
     txt: (name) => valuesOf(name, "TXT")?.map(txtText) ?? null,
@@ -72,6 +97,7 @@ export function viewOf(d: { name: string; emailChecks: boolean }, valuesOf: (nam
     dmarc,
     selectors,
     state,
+    served,
   });
 }
 
@@ -91,6 +117,20 @@ const subjectName = (domain: string, r: EmailRegression): { name: string; type: 
   }
 };
 
+/** One history item per mechanism and subject that regressed (the guard of a history item is (time, name, type, kind)). */
+export function historyOfRegressions(domain: string, regressions: readonly EmailRegression[], before: EmailSecurityView, after: EmailSecurityView): EmailHistoryEntry[] {
+  const groups = new Map<string, EmailRegression[]>();
+  for (const r of regressions) groups.set(`${r.mechanism}|${r.subject}`, [...(groups.get(`${r.mechanism}|${r.subject}`) ?? []), r]);
+  return [...groups.values()].map((rs): EmailHistoryEntry => {
+    const mechanism: EmailMechanism = rs[0].mechanism;
+    return {
+      ...subjectName(domain, rs[0]),
+      detail: rs.map((r) => r.text).join("; "),
+      analysis: { email: { mechanism, subject: rs[0].subject, regressions: rs.map((r) => r.kind), previous: before[mechanism], current: after[mechanism] } },
+    };
+  });
+}
+
 /**
  * `valuesBefore` / `valuesAfter`: a record set's values as stored before the run and as
  * they stand after it (a confirmed change or a baseline applied). `moved`: some record set
@@ -103,7 +143,7 @@ export async function assessEmail(
   at: string,
   io: { valuesBefore: (name: string, type: string) => string[] | null; valuesAfter: (name: string, type: string) => string[] | null; moved: boolean; dmarcBefore: DmarcRecord | null; dmarcAfter: DmarcRecord | null },
 ): Promise<EmailOutcome> {
-  const none: EmailOutcome = { state: d.email, stateChanged: false, history: [], regressions: [], view: null, policyFetched: false, policyFetchFailed: false, tlsaUnconfirmed: 0 };
+  const none: EmailOutcome = NOTHING_ASSESSED(d.email);
   if (!d.emailChecks) return none;
 
   // TLSA of the MX hosts (hosts no longer in the MX set are dropped).
@@ -121,10 +161,13 @@ export async function assessEmail(
   let policy = d.email.policy;
   let policyFetched = false;
   let policyFetchFailed = false;
+  let policyTransition: CollectionEventInput | null = null;
   const record = parseMtaStsRecord(io.valuesAfter(emailNames(d.name).mtaSts, "TXT")?.map(txtText) ?? []);
   if (record.id && policyDue(policy, record.id, ctx.now)) {
     const result = await ctx.fetchPolicy(d.name);
-    policy = policyAfterFetch(policy, record.id, policyUrl(ctx.urlTemplate, d.name), result, ctx.now);
+    const fetched = policyAfterFetch(policy, record.id, policyUrl(ctx.urlTemplate, d.name), result, ctx.now);
+    if (fetched.transition) policyTransition = { transition: fetched.transition, record: collectionRecordOf(fetched.policy.collection), previous: collectionRecordOf(policy?.collection ?? NEVER_ATTEMPTED) };
+    policy = fetched.policy;
     policyFetched = true;
     policyFetchFailed = result.kind === "failed";
   }
@@ -135,21 +178,14 @@ export async function assessEmail(
   const inputs = digest(JSON.stringify([...emailTxtNames(d.name, selectors).map((n) => io.valuesAfter(n, "TXT")), io.valuesAfter(d.name, "MX"), io.dmarcAfter?.record ?? null]));
   const state: EmailState = { policy, tlsa, inputs };
   const stateChanged = JSON.stringify(state) !== JSON.stringify(d.email);
-  if (!stateChanged && !io.moved) return { ...none, tlsaUnconfirmed, policyFetched, policyFetchFailed };
+  if (!stateChanged && !io.moved) return { ...none, tlsaUnconfirmed, policyFetched, policyFetchFailed, policyTransition };
 
-  const before = await viewOf(d, io.valuesBefore, d.email, io.dmarcBefore, selectors);
-  const after = await viewOf(d, io.valuesAfter, state, io.dmarcAfter, selectors);
+  // The same served chains on both sides: a change of the TLSA records is what moved (a new chain is the scan observer's, served.ts).
+  const hosts = [...new Set([...mxHostsOf(io.valuesBefore(d.name, "MX") ?? []), ...mxHostsOf(io.valuesAfter(d.name, "MX") ?? [])])];
+  const served = ctx.served && hosts.length ? await ctx.served(d.organizationId, hosts) : undefined;
+  const before = await viewOf(d, io.valuesBefore, d.email, io.dmarcBefore, selectors, served);
+  const after = await viewOf(d, io.valuesAfter, state, io.dmarcAfter, selectors, served);
   const regressions = emailRegressions(before, after, d.name);
-  // One item per mechanism and subject: the guard of a history item is (time, name, type, kind).
-  const groups = new Map<string, EmailRegression[]>();
-  for (const r of regressions) groups.set(`${r.mechanism}|${r.subject}`, [...(groups.get(`${r.mechanism}|${r.subject}`) ?? []), r]);
-  const history = [...groups.values()].map((rs): EmailHistoryEntry => {
-    const mechanism: EmailMechanism = rs[0].mechanism;
-    return {
-      ...subjectName(d.name, rs[0]),
-      detail: rs.map((r) => r.text).join("; "),
-      analysis: { email: { mechanism, subject: rs[0].subject, regressions: rs.map((r) => r.kind), previous: before[mechanism], current: after[mechanism] } },
-    };
-  });
-  return { state, stateChanged, history, regressions, view: after, policyFetched, policyFetchFailed, tlsaUnconfirmed };
+  const history = historyOfRegressions(d.name, regressions, before, after);
+  return { state, stateChanged, history, regressions, view: after, policyFetched, policyFetchFailed, tlsaUnconfirmed, policyTransition };
 }

@@ -10,7 +10,16 @@
  * itself wrong (HTTP 404, a redirect, a certificate that does not validate, an oversize
  * or unparseable policy) is a finding about the domain: the policy becomes `invalid`.
  */
-import { classifyFailure, httpStatusFailure, type CollectionError } from "../../../platform/collection";
+import {
+  classifyFailure,
+  httpStatusFailure,
+  recordAttempt,
+  type AttemptOutcome,
+  type CollectionError,
+  type CollectionErrorClass,
+  type CollectionRecord,
+  type CollectionTransition,
+} from "../../../platform/collection";
 import { checkUrl, type EgressPolicy } from "../../../platform/egress";
 import { readBodyUpTo } from "../../../platform/http-body";
 import type { Observation } from "../observation";
@@ -98,32 +107,57 @@ export function policyDue(stored: StoredPolicy | null, id: string, now: Date): b
   return stored.fetched_for_id !== id && stored.collection.failures === 0;
 }
 
-const failedAttempt = (c: StoredCollection, failure: CollectionError, at: string): StoredCollection => ({
-  last_attempt_at: at,
-  last_success_at: c.last_success_at,
-  failures: c.failures + 1,
-  failing_since: c.failing_since ?? at,
-  error_class: failure.class,
-  error: failure.message,
+/** The stored collection state (JSON of email_json) as the platform's record, and back. */
+export const collectionRecordOf = (c: StoredCollection): CollectionRecord => ({
+  lastAttemptAt: c.last_attempt_at,
+  lastSuccessAt: c.last_success_at,
+  failingSince: c.failing_since,
+  consecutiveFailures: c.failures,
+  nextAttemptAt: null,
+  errorClass: c.error_class as CollectionErrorClass | null,
+  errorMessage: c.error,
 });
-const succeededAttempt = (at: string): StoredCollection => ({ last_attempt_at: at, last_success_at: at, failures: 0, failing_since: null, error_class: null, error: null });
+const storedOf = (r: CollectionRecord): StoredCollection => ({
+  last_attempt_at: r.lastAttemptAt,
+  last_success_at: r.lastSuccessAt,
+  failures: r.consecutiveFailures,
+  failing_since: r.failingSince,
+  error_class: r.errorClass,
+  error: r.errorMessage,
+});
 
-/** The stored policy after a fetch for `id` at `now`. */
-export function policyAfterFetch(stored: StoredPolicy | null, id: string, url: string, r: PolicyFetchResult, now: Date): StoredPolicy {
+/** One attempt through the platform's transition (platform/collection recordAttempt): the state after it and the transition it caused. */
+function attempted(c: StoredCollection, outcome: AttemptOutcome, at: string): { collection: StoredCollection; transition: CollectionTransition } {
+  const r = recordAttempt(collectionRecordOf(c), outcome, at, null);
+  return { collection: storedOf(r.record), transition: r.transition };
+}
+const failedAttempt = (c: StoredCollection, error: CollectionError, at: string) => attempted(c, { ok: false, error }, at);
+const succeededAttempt = (at: string) => attempted(NEVER_ATTEMPTED, { ok: true }, at).collection;
+
+/**
+ * The stored policy after a fetch for `id` at `now`, and the collection transition the
+ * fetch caused: `failing` at the second failed fetch in a row, `recovered` at the first
+ * fetch that answered after that (an answer that is a finding, such as HTTP 404, is an answer).
+ */
+export function policyAfterFetch(stored: StoredPolicy | null, id: string, url: string, r: PolicyFetchResult, now: Date): { policy: StoredPolicy; transition: CollectionTransition } {
   const at = now.toISOString();
   const prior = stored ?? { url, fetched_for_id: "", fetched_at: null, next_fetch_at: null, outcome: null, problem: "", policy: null, fingerprint: "", collection: NEVER_ATTEMPTED };
   if (r.kind === "failed") {
-    const collection = failedAttempt(prior.collection, r.failure, at);
+    const { collection, transition } = failedAttempt(prior.collection, r.failure, at);
     const retryMs = Math.min(POLICY_RETRY_MS * 2 ** Math.min(collection.failures - 1, 20), POLICY_REFETCH_MS);
-    return { ...prior, collection, next_fetch_at: new Date(now.getTime() + retryMs).toISOString() };
+    return { policy: { ...prior, collection, next_fetch_at: new Date(now.getTime() + retryMs).toISOString() }, transition };
   }
+  const { collection, transition } = attempted(prior.collection, { ok: true }, at);
   const next = new Date(now.getTime() + POLICY_REFETCH_MS).toISOString();
-  const base = { url, fetched_for_id: id, fetched_at: at, next_fetch_at: next, collection: succeededAttempt(at) };
-  if (r.kind === "unusable") return { ...base, outcome: "invalid", problem: r.problem, policy: null, fingerprint: "" };
+  const base = { url, fetched_for_id: id, fetched_at: at, next_fetch_at: next, collection };
+  if (r.kind === "unusable") return { policy: { ...base, outcome: "invalid", problem: r.problem, policy: null, fingerprint: "" }, transition };
   const policy = parseMtaStsPolicy(r.body);
   policy.warnings.push(...r.warnings);
   const usable = policy.errors.length === 0;
-  return { ...base, outcome: usable ? "ok" : "invalid", problem: usable ? "" : `the policy is invalid: ${policy.errors.join("; ")}`, policy, fingerprint: policyFingerprint(policy) };
+  return {
+    policy: { ...base, outcome: usable ? "ok" : "invalid", problem: usable ? "" : `the policy is invalid: ${policy.errors.join("; ")}`, policy, fingerprint: policyFingerprint(policy) },
+    transition,
+  };
 }
 
 /**
@@ -136,7 +170,7 @@ export function policyAfterFetch(stored: StoredPolicy | null, id: string, url: s
 export function tlsaAfterLookup(stored: StoredTlsa | undefined, answer: Observation, confirmation: Observation | undefined, at: string): { tlsa: StoredTlsa; unconfirmed: boolean } {
   const prior: StoredTlsa = stored ?? { values: [], validated: false, rcode: "", collection: NEVER_ATTEMPTED };
   if (answer.kind === "error") {
-    return { tlsa: { ...prior, collection: failedAttempt(prior.collection, answer.failure, at) }, unconfirmed: false };
+    return { tlsa: { ...prior, collection: failedAttempt(prior.collection, answer.failure, at).collection }, unconfirmed: false };
   }
   const same = (o: Observation | undefined) =>
     o?.kind === "resolved" && o.authenticData === answer.authenticData && o.values.length === answer.values.length && o.values.every((v, i) => v === answer.values[i]);

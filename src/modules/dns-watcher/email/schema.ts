@@ -1,6 +1,6 @@
 /** The `email_security` object of the DNS domain detail (email/view.ts EmailSecurityView), declared for validation and the OpenAPI document. */
 import { z } from "@hono/zod-openapi";
-import { MECHANISM_STATUSES } from "./view";
+import { MECHANISM_STATUSES, SERVED_STATUSES } from "./view";
 
 const status = z.enum(MECHANISM_STATUSES).openapi({
   description: "ok; missing: looked up, not published; invalid: published but senders or receivers would not use it as meant (see findings); unknown: not observed yet (the record set never resolved, the policy never fetched) or the email checks are off",
@@ -57,6 +57,26 @@ export const EmailSecuritySchema = z
           usable: z.number().int(),
           problem: z.string(),
           collection: StoredCollection,
+          served: z
+            .object({
+              status: z.enum(SERVED_STATUSES).openapi({
+                description:
+                  "matched: every scanned address serves a chain a usable TLSA record matches; mismatch: some address serves a chain no record matches (critical: senders that enforce DANE stop delivering); not_scanned: no port-25 certificate monitor scanned the host yet; not_checked: scanned, nothing to compare (no usable DNSSEC-validated TLSA set, or no chain kept)",
+              }),
+              monitor_id: z.number().int().nullable().openapi({ description: "The host's certificate monitor on port 25 with STARTTLS; null: none (offered in mail_server_offers)" }),
+              checked_at: z.string().nullable().openapi({ description: "The newest scan compared; null when none" }),
+              targets: z.array(
+                z.object({
+                  ip_address: z.string(),
+                  scanned_at: z.string().nullable(),
+                  matched: z.boolean().nullable().openapi({ description: "null: not compared (see problem)" }),
+                  record: z.string().openapi({ description: "The TLSA record that matched (presentation), empty if none" }),
+                  problem: z.string(),
+                }),
+              ),
+              text: z.string().openapi({ description: "The result in words" }),
+            })
+            .openapi({ description: "Whether what the host serves on port 25 (its certificate monitor's latest scans) matches its TLSA records (RFC 7672: DANE-EE against the server's certificate, DANE-TA against any certificate of the chain)" }),
         }),
       ),
       findings,
@@ -89,6 +109,12 @@ export const EmailSecuritySchema = z
       dmarc_enforced: z.boolean(),
       findings,
     }),
+    mail_server_offers: z
+      .array(z.object({ host: z.string().openapi({ description: "MX host without a certificate monitor on port 25 with STARTTLS" }) }))
+      .openapi({
+        description:
+          "MX hosts no certificate monitor scans on port 25 with STARTTLS: accept one with POST /api/dns-watcher/domains/{domain_id}/mail-server-monitors (the scanner agent then checks its protocols, ciphers and chain, and its chain is matched against the host's TLSA records)",
+      }),
   })
   .openapi("DnsEmailSecurity", {
     description:

@@ -13,7 +13,7 @@ import type { DmarcRecord } from "../dmarc";
 import { parseBimi, dmarcEnforcedForBimi, type BimiRecord } from "./bimi";
 import { parseDkimKey, type DkimKey } from "./dkim";
 import { MTA_STS_SHORT_MAX_AGE, modeRank, parseMtaStsRecord, policyFingerprint, uncoveredMxHosts, type MtaStsPolicy } from "./mta-sts";
-import { parseTlsaSet, type TlsaRecord } from "./tlsa";
+import { matchTlsa, parseTlsaSet, type TlsaRecord } from "./tlsa";
 import { parseTlsRpt } from "./tls-rpt";
 
 export const MECHANISM_STATUSES = ["ok", "missing", "invalid", "unknown"] as const;
@@ -114,6 +114,46 @@ export interface MtaStsView {
   findings: string[];
 }
 export interface TlsRptView { status: MechanismStatus; record: string; rua: string[]; errors: string[] }
+// ---- what the MX hosts serve (their port-25 certificate monitors' latest scans) ------
+
+/** The latest scan of one IP target of an MX host's certificate monitor (port 25, STARTTLS). */
+export interface ServedTarget {
+  ip_address: string;
+  /** null: not scanned yet. */
+  scanned_at: string | null;
+  /** Why the scan obtained no chain ("" when it did). */
+  error: string;
+  /** The chain served, DER, the server's certificate first; null when the scan kept none. */
+  chain: Uint8Array[] | null;
+}
+/** An MX host's certificate monitor on port 25 with STARTTLS, as the certificate watcher reports it. */
+export interface ServedHost {
+  monitor_id: number;
+  /** Enabled targets of the enabled monitor (a paused monitor serves no evidence). */
+  targets: ServedTarget[];
+}
+
+export const SERVED_STATUSES = ["matched", "mismatch", "not_scanned", "not_checked"] as const;
+export type ServedStatus = (typeof SERVED_STATUSES)[number];
+
+/** Whether what an MX host serves matches its TLSA records (RFC 7672 §3.1). */
+export interface DaneServedView {
+  /**
+   * matched: every scanned address serves a chain a usable TLSA record matches; mismatch:
+   * some address serves a chain no record matches (senders that enforce DANE stop
+   * delivering there); not_scanned: no certificate monitor scanned the host on port 25 yet;
+   * not_checked: scanned, but nothing to compare (no usable validated TLSA set, or no chain).
+   */
+  status: ServedStatus;
+  /** The host's certificate monitor (port 25, STARTTLS); null: none, one is offered. */
+  monitor_id: number | null;
+  /** The newest scan compared (null: none). */
+  checked_at: string | null;
+  targets: { ip_address: string; scanned_at: string | null; matched: boolean | null; record: string; problem: string }[];
+  /** The result in words. */
+  text: string;
+}
+
 export interface DaneHostView {
   host: string;
   status: MechanismStatus;
@@ -122,6 +162,7 @@ export interface DaneHostView {
   usable: number;
   problem: string;
   collection: StoredCollection;
+  served: DaneServedView;
 }
 export interface DaneView { status: MechanismStatus; hosts: DaneHostView[]; findings: string[] }
 export interface DkimSelectorView extends DkimKey { selector: string; status: MechanismStatus }
@@ -145,6 +186,11 @@ export interface EmailInputs {
   dmarc: DmarcRecord | null;
   selectors: readonly string[];
   state: EmailState;
+  /**
+   * What the MX hosts serve, by host (only hosts with a port-25 certificate monitor); absent:
+   * not looked up (the match then reads not_scanned).
+   */
+  served?: ReadonlyMap<string, ServedHost>;
 }
 
 const statusOf = (record: string, errors: readonly string[]): MechanismStatus => (record === "" ? "missing" : errors.length ? "invalid" : "ok");
@@ -209,28 +255,67 @@ function tlsRptView(i: EmailInputs): TlsRptView {
   return { status: txt === null ? "unknown" : statusOf(r.record, r.errors), ...r };
 }
 
-function daneView(i: EmailInputs, mxHosts: string[]): DaneView {
-  const hosts: DaneHostView[] = mxHosts.map((host) => {
-    const s = i.state.tlsa[host];
-    if (!s || (s.collection.last_success_at === null && s.values.length === 0)) {
-      return { host, status: "unknown", validated: false, records: [], usable: 0, problem: s?.collection.error ?? "", collection: s?.collection ?? NEVER_ATTEMPTED };
-    }
-    const records = parseTlsaSet(s.values);
-    const usable = records.filter((r) => !r.problem).length;
-    let status: MechanismStatus = "ok";
-    let problem = "";
-    if (records.length === 0) status = "missing";
-    else if (!s.validated) {
-      status = "invalid";
-      problem = "the TLSA answer is not DNSSEC-validated: senders ignore it (RFC 7672 §2.2)";
-    } else if (usable === 0) {
-      status = "invalid";
-      problem = "no TLSA record is usable for SMTP";
-    }
-    return { host, status, validated: s.validated, records, usable, problem, collection: s.collection };
-  });
+const presentation = (r: TlsaRecord) => `${r.usage} ${r.selector} ${r.matching_type} ${r.data}`;
+
+/** Matches what the host's monitor scanned against its usable TLSA records (only those of a validated answer). */
+async function servedView(host: string, tlsa: { status: MechanismStatus; records: TlsaRecord[] }, served: ServedHost | undefined): Promise<DaneServedView> {
+  const scanned = (served?.targets ?? []).filter((t) => t.scanned_at !== null);
+  const checkedAt = scanned.map((t) => t.scanned_at!).sort().at(-1) ?? null;
+  const base = { monitor_id: served?.monitor_id ?? null, checked_at: checkedAt };
+  if (!served) return { ...base, status: "not_scanned", targets: [], text: `No certificate monitor scans ${host} on port 25 with STARTTLS: create one to compare what it serves with its TLSA records.` };
+  if (scanned.length === 0) return { ...base, status: "not_scanned", targets: [], text: `${host} has not been scanned on port 25 yet.` };
+  const comparable = tlsa.status === "ok";
+  const targets = await Promise.all(
+    scanned.map(async (t) => {
+      if (!t.chain || t.chain.length === 0) return { ip_address: t.ip_address, scanned_at: t.scanned_at, matched: null, record: "", problem: t.error || "the scan kept no certificate chain (an agent older than DANE matching)" };
+      if (!comparable) return { ip_address: t.ip_address, scanned_at: t.scanned_at, matched: null, record: "", problem: "" };
+      const m = await matchTlsa(tlsa.records, t.chain);
+      return { ip_address: t.ip_address, scanned_at: t.scanned_at, matched: m.record !== null, record: m.record ? presentation(m.record) : "", problem: "" };
+    }),
+  );
+  if (!comparable) {
+    const why = tlsa.status === "missing" ? "it publishes no TLSA records" : tlsa.status === "invalid" ? "its TLSA records are unusable" : "its TLSA records have not been read yet";
+    return { ...base, status: "not_checked", targets, text: `Not compared: ${why}.` };
+  }
+  const mismatched = targets.filter((t) => t.matched === false);
+  if (mismatched.length) {
+    return {
+      ...base,
+      status: "mismatch",
+      targets,
+      text: `The certificate chain served by ${host} (${mismatched.map((t) => t.ip_address).join(", ")}) matches none of its TLSA records: senders that enforce DANE stop delivering mail to it. Publish a TLSA record for the certificate served, or serve the certificate the records name.`,
+    };
+  }
+  if (targets.every((t) => t.matched === null)) return { ...base, status: "not_checked", targets, text: `Not compared: ${targets.map((t) => `${t.ip_address}: ${t.problem}`).join("; ")}.` };
+  return { ...base, status: "matched", targets, text: `The chain served by ${host} matches ${[...new Set(targets.map((t) => t.record).filter(Boolean))].join(", ")}.` };
+}
+
+async function daneView(i: EmailInputs, mxHosts: string[]): Promise<DaneView> {
+  const hosts: DaneHostView[] = await Promise.all(
+    mxHosts.map(async (host): Promise<DaneHostView> => {
+      const s = i.state.tlsa[host];
+      if (!s || (s.collection.last_success_at === null && s.values.length === 0)) {
+        const tlsa = { status: "unknown" as const, records: [] };
+        return { host, ...tlsa, validated: false, usable: 0, problem: s?.collection.error ?? "", collection: s?.collection ?? NEVER_ATTEMPTED, served: await servedView(host, tlsa, i.served?.get(host)) };
+      }
+      const records = parseTlsaSet(s.values);
+      const usable = records.filter((r) => !r.problem).length;
+      let status: MechanismStatus = "ok";
+      let problem = "";
+      if (records.length === 0) status = "missing";
+      else if (!s.validated) {
+        status = "invalid";
+        problem = "the TLSA answer is not DNSSEC-validated: senders ignore it (RFC 7672 §2.2)";
+      } else if (usable === 0) {
+        status = "invalid";
+        problem = "no TLSA record is usable for SMTP";
+      }
+      return { host, status, validated: s.validated, records, usable, problem, collection: s.collection, served: await servedView(host, { status, records }, i.served?.get(host)) };
+    }),
+  );
   const findings: string[] = [];
   const published = hosts.filter((h) => h.status === "ok" || h.status === "invalid");
+  for (const h of hosts) if (h.served.status === "mismatch") findings.push(h.served.text);
   for (const h of hosts) if (h.status === "invalid") findings.push(`${h.host}: ${h.problem}.`);
   if (published.length > 0 && published.length < hosts.length) {
     findings.push(`Only ${published.length} of ${hosts.length} MX hosts publish TLSA records: mail to the others is not protected by DANE.`);
@@ -240,7 +325,7 @@ function daneView(i: EmailInputs, mxHosts: string[]): DaneView {
   else if (mxHosts.length === 0) {
     status = "missing";
     findings.push("The domain has no MX host: there is nothing to protect with DANE.");
-  } else if (hosts.some((h) => h.status === "invalid")) status = "invalid";
+  } else if (hosts.some((h) => h.status === "invalid" || h.served.status === "mismatch")) status = "invalid";
   else if (hosts.some((h) => h.status === "unknown")) status = "unknown";
   else status = published.length === 0 ? "missing" : "ok";
   return { status, hosts, findings };
@@ -290,7 +375,7 @@ function bimiView(i: EmailInputs): BimiView {
 
 export async function emailSecurityView(i: EmailInputs): Promise<EmailSecurityView> {
   const mxHosts = i.mx === null ? [] : mxHostsOf(i.mx);
-  return { mta_sts: mtaStsView(i, mxHosts), tls_rpt: tlsRptView(i), dane: daneView(i, mxHosts), dkim: await dkimView(i), bimi: bimiView(i) };
+  return { mta_sts: mtaStsView(i, mxHosts), tls_rpt: tlsRptView(i), dane: await daneView(i, mxHosts), dkim: await dkimView(i), bimi: bimiView(i) };
 }
 
 // ---- what got worse ------------------------------------------------------------------
@@ -301,7 +386,7 @@ export type EmailMechanism = (typeof EMAIL_MECHANISMS)[number];
 export const EMAIL_REGRESSIONS = {
   mta_sts: ["removed", "record_invalid", "mode_lowered", "policy_invalid", "mx_not_covered", "changed_without_id", "max_age_short"],
   tls_rpt: ["removed", "invalid", "reporting_removed"],
-  dane: ["removed", "unusable"],
+  dane: ["removed", "unusable", "mismatch"],
   dkim: ["removed", "revoked", "weakened", "key_changed", "testing_enabled"],
   bimi: ["removed", "invalid", "changed"],
 } as const satisfies Record<EmailMechanism, readonly string[]>;
@@ -351,6 +436,7 @@ function daneRegressions(a: DaneView, b: DaneView): EmailRegression[] {
   const out: EmailRegression[] = [];
   for (const hb of b.hosts) {
     const ha = a.hosts.find((h) => h.host === hb.host);
+    if (ha && hb.served.status === "mismatch" && ha.served.status !== "mismatch") out.push({ mechanism: "dane", kind: "mismatch", subject: hb.host, text: `DANE for ${hb.host} fails: ${hb.served.text}` });
     if (!ha || ha.status !== "ok" || !observed(hb.status)) continue;
     if (hb.status === "missing") out.push({ mechanism: "dane", kind: "removed", subject: hb.host, text: `DANE removed for ${hb.host}: its TLSA records are gone` });
     else if (hb.status === "invalid") out.push({ mechanism: "dane", kind: "unusable", subject: hb.host, text: `DANE for ${hb.host} no longer usable: ${hb.problem}` });

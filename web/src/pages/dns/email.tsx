@@ -5,7 +5,7 @@
  * Every value comes from DNS records or a policy file written by whoever controls the
  * zone: shown as text (Preact escapes it), never as markup.
  */
-import { patch, type ApiError, type Schemas } from "../../api";
+import { patch, post, type ApiError, type Schemas } from "../../api";
 import { CheckField, Form, TextField, useForm } from "../../ui/form";
 import { Time } from "../../ui/time";
 import { ActionButton, Badge, KeyValues, Section } from "../../ui/widgets";
@@ -15,6 +15,10 @@ export type EmailSecurity = Schemas["DnsEmailSecurity"];
 type MechanismStatus = EmailSecurity["mta_sts"]["status"];
 
 const TONE: Record<MechanismStatus, string> = { ok: "good", missing: "warn", invalid: "bad", unknown: "neutral" };
+type ServedStatus = EmailSecurity["dane"]["hosts"][number]["served"]["status"];
+/** What an MX host serves against its TLSA records (a mismatch is critical: DANE-enforcing senders stop delivering). */
+const SERVED_LABEL: Record<ServedStatus, string> = { matched: "matches TLSA", mismatch: "matches no TLSA record", not_scanned: "not scanned yet", not_checked: "not compared" };
+const SERVED_TONE: Record<ServedStatus, string> = { matched: "good", mismatch: "bad", not_scanned: "neutral", not_checked: "neutral" };
 
 /** What each status means for the mechanism, and what to do about it. */
 const MEANING: Record<string, Partial<Record<MechanismStatus, string>>> = {
@@ -139,8 +143,27 @@ export function EmailSecurityPanel(props: { domainId: number; domain: string; em
             "DANE",
             <Mechanism name="dane" status={e.dane.status} findings={e.dane.findings}>
               {e.dane.hosts.map((h) => (
-                <div>
+                <div class="dane-host">
                   <span class="mono">{h.host}</span> <Badge value={h.status} tone={TONE[h.status]} /> {h.records.length > 0 && <span class="muted">{h.usable} of {h.records.length} TLSA usable{h.validated ? ", DNSSEC-validated" : ", not validated"}</span>}
+                  <div class="small">
+                    served on port 25: <Badge value={SERVED_LABEL[h.served.status]} tone={SERVED_TONE[h.served.status]} />
+                    {h.served.checked_at && (
+                      <>
+                        {" "}
+                        scanned <Time iso={h.served.checked_at} />
+                      </>
+                    )}{" "}
+                    <span class="muted">{h.served.text}</span>
+                  </div>
+                  {h.served.monitor_id === null && props.canUpdate && (
+                    <ActionButton
+                      label={`Monitor ${h.host} on port 25`}
+                      onError={props.onError}
+                      onClick={async () => (await post("/api/dns-watcher/domains/{domain_id}/mail-server-monitors", { params: { path: { domain_id: props.domainId } }, body: { host: h.host } }), props.onChanged())}
+                    >
+                      Monitor {h.host} on port 25 (STARTTLS)
+                    </ActionButton>
+                  )}
                 </div>
               ))}
             </Mechanism>,
