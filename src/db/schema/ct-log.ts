@@ -12,7 +12,7 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 
 import { id, organizationId, createdAt, updatedAt } from "./columns";
 import { organizations } from "./organizations";
-import type { Authorization, AuthorizedIssuer } from "../../modules/ct-log/authorization";
+import type { Authorization, AuthorizedIssuer } from "./ct-authorization";
 import type { CaaEvaluation, CtEventCert } from "../../modules/ct-log/events";
 import type { LogList } from "../../modules/ct-log/loglist";
 

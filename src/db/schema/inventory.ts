@@ -15,10 +15,37 @@
  * due (`next_review_at`: 24 h after a newer certificate, the renewal thresholds, expiry).
  */
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { Authorization } from "../../modules/ct-log/authorization";
-import { HOSTNAME_STATES } from "../../modules/ct-log/lifecycle-vocabulary";
-import { CT_STATUSES } from "../../modules/cert-watcher/ct-status";
+import type { Authorization } from "./ct-authorization";
 import { id, organizationId } from "./columns";
+
+/**
+ * A hostname's state in the certificate inventory (docs/modules/inventory.md), the words
+ * CT lifecycle events and the inventory share. Declared with the table that
+ * stores it; ct-log's lifecycle-contract.ts and events derive from it.
+ *
+ * `not_scanned` (beside the seven states of the inventory's design) says a name is
+ * monitored but no target has returned a certificate yet, rather than calling it current
+ * without having looked.
+ */
+export const HOSTNAME_STATES = ["current", "deploying", "stale_deployment", "not_in_ct", "unmonitored", "expiring_without_successor", "expired", "not_scanned"] as const;
+export type HostnameState = (typeof HOSTNAME_STATES)[number];
+
+/**
+ * Whether the certificate a target serves was seen in Certificate Transparency (the
+ * inventory joins the two; docs/modules/inventory.md). Declared with the
+ * table that stores it; cert-watcher's events.ts and the inventory derive from it.
+ *
+ *   logged               seen in the organization's CT matches
+ *   not_logged           publicly trusted, issued after CT monitoring of the name started,
+ *                        never seen in the logs read
+ *   predates_monitoring  publicly trusted, issued before CT monitoring of the name started
+ *                        (its entry may be older than what was read)
+ *   not_watched          publicly trusted; no CT filter of the organization covers the name
+ *   private_ca           not publicly trusted: it validates only against the monitor's own
+ *                        root CA, or not at all (self-signed, unknown issuer)
+ */
+export const CT_STATUSES = ["logged", "not_logged", "predates_monitoring", "not_watched", "private_ca"] as const;
+export type CtStatus = (typeof CT_STATUSES)[number];
 
 /** One certificate of an organization (a precertificate and its certificate are one: the CT dedup key). */
 export const inventoryCertificates = sqliteTable(

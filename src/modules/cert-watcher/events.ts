@@ -12,14 +12,14 @@ import { z } from "zod";
 import { CONNECTION_METHODS, LeafCertificate, ScanResult } from "@trust-plane/scan-contract";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf, type SuggestedRule } from "../../platform/event-variables";
-import { CT_STATUSES } from "./ct-status";
+import { CT_STATUSES } from "../../db/schema/inventory";
 
 const result = ScanResult.shape;
 
 /** The leaf as the event shows it: key size, curve and the DER stay in the scan details. */
 const EventCertificate = LeafCertificate.omit({ key_bits: true, curve: true, der: true });
 
-export { CT_STATUSES, type CtStatus } from "./ct-status";
+export { CT_STATUSES, type CtStatus } from "../../db/schema/inventory";
 
 export const CertCtFieldsSchema = z
   .object({

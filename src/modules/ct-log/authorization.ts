@@ -21,21 +21,14 @@
 import { issuerCaaMapping } from "./caa/issuers";
 import { parseDnString } from "./cert/dn";
 import type { CaaEvaluation } from "./events";
+import { AUTHORIZATION_VERDICTS, type Authorization, type AuthorizationVerdict, type AuthorizedIssuer } from "../../db/schema/ct-authorization";
 
-export const AUTHORIZATION_VERDICTS = ["authorized", "unexpected_issuer", "unknown_key", "caa_violation"] as const;
-export type AuthorizationVerdict = (typeof AUTHORIZATION_VERDICTS)[number];
+// Declared with the columns that store them (db/schema/ct-authorization.ts); the CT module's files take them from here.
+export { AUTHORIZATION_VERDICTS, type Authorization, type AuthorizationVerdict, type AuthorizedIssuer };
 
 /** Severity order (worst last): the verdict of a certificate matched by several filters is its worst. */
 export const AUTHORIZATION_SEVERITY: Readonly<Record<AuthorizationVerdict, number>> = { authorized: 0, unknown_key: 1, unexpected_issuer: 2, caa_violation: 3 };
 const SEVERITY = AUTHORIZATION_SEVERITY;
-
-export interface Authorization {
-  verdict: AuthorizationVerdict;
-  reason: string;
-}
-
-/** An authorized issuer: a CA by name (issuer O or CN, a CA name or CAA identifier such as "letsencrypt.org"), or by the SHA-256 of its key. */
-export type AuthorizedIssuer = { name: string } | { spki_sha256: string };
 
 /** The issuers that apply to one (certificate, filter): declared on the filter, else the organization's, else none (CAA decides). */
 export interface ApplicableIssuers {

@@ -36,8 +36,8 @@
 import { z } from "zod";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf, type SuggestedRule } from "../../platform/event-variables";
-import { AUTHORIZATION_VERDICTS } from "./authorization";
-import { HOSTNAME_STATES } from "./lifecycle-vocabulary";
+import { AUTHORIZATION_VERDICTS } from "../../db/schema/ct-authorization";
+import { HOSTNAME_STATES } from "../../db/schema/inventory";
 import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";
 import { LOOKALIKE_SOURCES, LOOKALIKE_STATES } from "./lookalikes/vocabulary";
 

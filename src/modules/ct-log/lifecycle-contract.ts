@@ -22,7 +22,10 @@ import type { CtEventCert } from "./events";
 import { parseFilterPattern } from "./filters/pattern";
 import { filterMatchesName } from "./filters/semantics";
 
-export { HOSTNAME_STATES, type HostnameState } from "./lifecycle-vocabulary";
+export { HOSTNAME_STATES, type HostnameState } from "../../db/schema/inventory";
+/** What the inventory's API shows of CT: a match's authorization and matched filters, a certificate's SHA-256 and renewal status, in the CT module's words. */
+export { AuthorizationSchema, MatchedFilter, Sha256Param } from "./schema";
+export { RENEWAL_STATUSES } from "./cert/lifetime";
 
 /** A certificate that became visible in the organization's CT matches. */
 export interface IssuedCertificate {

@@ -19,7 +19,7 @@ import type { Db } from "../../db/client";
 import { emitEvents, organizationsWithRules } from "../alerting/contract";
 import { buildNotInCtEvent, type CertScanEvent } from "../cert-watcher/events";
 import type { AcceptedScan, DeploymentObserver } from "../cert-watcher/deployment-contract";
-import type { CtStatus } from "../cert-watcher/ct-status";
+import type { CtStatus } from "../cert-watcher/events";
 import {
   buildLifecycleEvent,
   certificateDedupKeySync,

@@ -2,10 +2,8 @@
 import { z } from "@hono/zod-openapi";
 import { orNull } from "../../platform/openapi-document";
 import { pageQuery, sortOrder } from "../../platform/paging";
-import { CT_STATUSES } from "../cert-watcher/ct-status";
-import { AuthorizationSchema, MatchedFilter, Sha256Param } from "../ct-log/schema";
-import { HOSTNAME_STATES } from "../ct-log/lifecycle-vocabulary";
-import { RENEWAL_STATUSES } from "../ct-log/cert/lifetime";
+import { CT_STATUSES } from "../cert-watcher/events";
+import { AuthorizationSchema, HOSTNAME_STATES, MatchedFilter, RENEWAL_STATUSES, Sha256Param } from "../ct-log/lifecycle-contract";
 
 export { Sha256Param };
 

@@ -17,7 +17,7 @@
  * A successor of a certificate, for a name: logged later and covering the name the same
  * way (by the name itself, or by the wildcard of its parent; see coverage()).
  */
-import type { CtStatus } from "../cert-watcher/ct-status";
+import type { CtStatus } from "../cert-watcher/events";
 import {
   exceedsMaximumValidity,
   lifetimeDays,
