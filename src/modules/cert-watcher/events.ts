@@ -8,7 +8,10 @@
  * ip_address, connection_method), never from what the agent claims they were, and from
  * the observed data as the Worker normalized it (protocol spellings, failure).
  */
-import { z } from "zod";
+// zod as @hono/zod-openapi extends it: zod 4 gives each schema its methods when it is built,
+// so a schema built before that extension ran has no .openapi(), which the API schemas call
+// on these (the ingest Worker's bundle evaluates this file first).
+import { z } from "@hono/zod-openapi";
 import { CONNECTION_METHODS, LeafCertificate, ScanResult } from "@trust-plane/scan-contract";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf, type SuggestedRule } from "../../platform/event-variables";

@@ -33,7 +33,10 @@
  * event has kind "collection", names the log in `log.*`, and carries empty certificate,
  * CAA, rate and typosquat values (`buildCtLogCollectionEvent`).
  */
-import { z } from "zod";
+// zod as @hono/zod-openapi extends it: zod 4 gives each schema its methods when it is built,
+// so a schema built before that extension ran has no .openapi(), which the API schemas call
+// on these (the ingest Worker's bundle evaluates this file first).
+import { z } from "@hono/zod-openapi";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf, type SuggestedRule } from "../../platform/event-variables";
 import { AUTHORIZATION_VERDICTS } from "../../db/schema/ct-authorization";

@@ -15,7 +15,10 @@
  * the last observed DNSSEC status and policies (previous = current: nothing changed),
  * no changed records, and names the record sets whose lookups failed.
  */
-import { z } from "zod";
+// zod as @hono/zod-openapi extends it: zod 4 gives each schema its methods when it is built,
+// so a schema built before that extension ran has no .openapi(), which the API schemas call
+// on these (the ingest Worker's bundle evaluates this file first).
+import { z } from "@hono/zod-openapi";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { COLLECTION_ERROR_CLASSES, type CollectionError } from "../../platform/collection/vocabulary";
 import { variablesOf } from "../../platform/event-variables";

@@ -13,7 +13,10 @@
  * `rdap.previous`, and in `metadata` the attempt: its time, the server asked ("" when
  * none is known for the TLD) and its HTTP status (0 when none came).
  */
-import { z } from "zod";
+// zod as @hono/zod-openapi extends it: zod 4 gives each schema its methods when it is built,
+// so a schema built before that extension ran has no .openapi(), which the API schemas call
+// on these (the ingest Worker's bundle evaluates this file first).
+import { z } from "@hono/zod-openapi";
 import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_A_COLLECTION_EVENT, type CollectionEventInput } from "../../platform/collection/event";
 import { variablesOf } from "../../platform/event-variables";
 import type { JsonValue } from "./rdap-json";

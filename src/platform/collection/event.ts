@@ -15,7 +15,10 @@
  * existed do not see them: see alerting/cel/engine.ts (a rule sees collection events
  * only when it reads `event_type` or `collection`).
  */
-import { z } from "zod";
+// zod as @hono/zod-openapi extends it: zod 4 gives each schema its methods when it is built,
+// so a schema built before that extension ran has no .openapi(), which the API schemas call
+// on these (the ingest Worker's bundle evaluates this file first).
+import { z } from "@hono/zod-openapi";
 import { COLLECTION_ERROR_CLASSES, COLLECTION_EVENT_TYPES, COLLECTION_STATES, type CollectionErrorClass, type CollectionEventType } from "./vocabulary";
 import { collectionState, type CollectionRecord, type CollectionTransition } from "./state";
 
