@@ -13,14 +13,15 @@
  * The organization's AlertState Durable Object runs `deliverDue` from its alarm, which
  * serializes delivery per organization (no double sends from concurrent workers).
  */
-import { and, eq, inArray, lte, min, or, sql } from "drizzle-orm";
+import { and, eq, inArray, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { rawStatement } from "../../db/raw";
 import { alertDeliveries, alertHistory, notificationChannels, type DeliveryAttempt } from "../../db/schema";
 import type { Config } from "../../env";
-import type { BatchItem } from "drizzle-orm/batch";
 import { logUnexpected } from "../../platform/collection/log";
+import { jsonArrayChunks } from "../../platform/groups";
 import type { AlertMessage, DeliveryAction, SendResult } from "./channels/provider";
-import { sendToChannel } from "./channels/service";
+import { openChannel, sendToOpenChannel, type OpenChannel } from "./channels/service";
 
 export const MAX_DELIVERY_ATTEMPTS = 6;
 const BASE_BACKOFF_SECONDS = 5;
@@ -69,7 +70,8 @@ export interface DeliveryRunResult {
 /** An earlier action of the same alert to the same channel is still on its way. */
 const earlierPending = sql`EXISTS (SELECT 1 FROM alert_deliveries e WHERE e.history_id = ${alertDeliveries.historyId} AND e.channel_id = ${alertDeliveries.channelId} AND e.id < ${alertDeliveries.id} AND e.status IN ('pending', 'retrying'))`;
 
-type Due = { d: typeof alertDeliveries.$inferSelect; h: typeof alertHistory.$inferSelect; c: typeof notificationChannels.$inferSelect | null };
+type Channel = typeof notificationChannels.$inferSelect;
+type Due = { d: typeof alertDeliveries.$inferSelect; h: typeof alertHistory.$inferSelect; c: Channel | null };
 
 /**
  * One attempt of one delivery. Never throws: its outcome is written with the run's other
@@ -77,15 +79,39 @@ type Due = { d: typeof alertDeliveries.$inferSelect; h: typeof alertHistory.$inf
  * outcomes with it (they were sent: unrecorded, they would be sent again). Such a fault
  * is retried like a network error, with its cause.
  */
-async function attemptDelivery(db: Db, config: Config, c: Due["c"], h: Due["h"], d: Due["d"], now: Date): Promise<SendResult> {
+async function attemptDelivery(db: Db, config: Config, open: (c: Channel) => Promise<OpenChannel>, { d, h, c }: Due, now: Date): Promise<SendResult> {
   if (!c) return { ok: false, retryable: false, errorClass: "internal", error: "channel deleted" };
   if (!c.enabled) return { ok: false, retryable: false, errorClass: "internal", error: "channel disabled" };
   try {
-    return await sendToChannel(db, config, c, alertMessageOf(config, h, d.action), now);
+    return await sendToOpenChannel(db, config, await open(c), alertMessageOf(config, h, d.action), now);
   } catch (err) {
     logUnexpected(`alerting: delivery ${d.id} to channel ${c.id}`, err);
     return { ok: false, retryable: true, errorClass: "internal", error: "internal fault while delivering (logged); retried" };
   }
+}
+
+/** One delivery's outcome, as a row of the run's outcome statement (OUTCOME_COLUMNS, in order). */
+type OutcomeRow = [id: number, attemptsRead: number, status: string, attempts: number, lastError: string | null, responseStatus: number | null, attemptLog: DeliveryAttempt[], deliveredAt: string | null, nextAttemptAt: string | null];
+
+/**
+ * Outcome rows of one statement: one JSON parameter of at most this many characters
+ * (a run's 100 outcomes take 30-40 KB, at most about 450 KB with six long attempts each;
+ * D1 takes a value of up to 2 MB, and a character is at most 3 bytes of UTF-8 here).
+ */
+const OUTCOME_JSON_CHARS = 600_000;
+
+/**
+ * The outcomes of a run as one UPDATE, each row read from the JSON parameter, and written
+ * only over the state the run read (`attempts` unchanged): an outcome never lands twice
+ * or over a newer one. One statement instead of one per delivery: D1 prepares, sends and
+ * runs one, and the run builds one string instead of 100 query objects.
+ */
+function outcomeStatement(rows: string, nowIso: string): SQL {
+  return sql`UPDATE alert_deliveries SET status = o.status, attempts = o.attempts, last_error = o.last_error, response_status = o.response_status,
+      attempt_log = o.attempt_log, delivered_at = o.delivered_at, next_attempt_at = o.next_attempt_at, updated_at = ${nowIso}
+    FROM (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS attempts_read, value ->> '$[2]' AS status, value ->> '$[3]' AS attempts, value ->> '$[4]' AS last_error,
+      value ->> '$[5]' AS response_status, value -> '$[6]' AS attempt_log, value ->> '$[7]' AS delivered_at, value ->> '$[8]' AS next_attempt_at FROM json_each(${rows})) AS o
+    WHERE alert_deliveries.id = o.id AND alert_deliveries.attempts = o.attempts_read`;
 }
 
 /**
@@ -94,17 +120,17 @@ async function attemptDelivery(db: Db, config: Config, c: Due["c"], h: Due["h"],
  * each outcome is written on its own: a failing statement then loses only its own
  * outcome, not the run's (those deliveries were sent; unrecorded, they would be sent again).
  */
-async function writeOutcomes(db: Db, writes: BatchItem<"sqlite">[], nextDue: BatchItem<"sqlite"> & { all(): Promise<{ at: string | null }[]> }): Promise<string | null> {
+async function writeOutcomes(db: Db, rows: OutcomeRow[], nowIso: string, nextDue: D1PreparedStatement): Promise<string | null> {
+  const writes = (chunks: string[]) => chunks.map((json) => rawStatement(db, outcomeStatement(json, nowIso)));
   try {
-    const items: BatchItem<"sqlite">[] = [...writes, nextDue];
-    const results = await db.batch(items as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-    return (results.at(-1) as { at: string | null }[])[0]?.at ?? null;
+    const results = await db.$client.batch<{ at: string | null }>([...writes(jsonArrayChunks(rows, OUTCOME_JSON_CHARS)), nextDue]);
+    return results.at(-1)?.results[0]?.at ?? null;
   } catch (err) {
-    logUnexpected(`alerting: writing ${writes.length} delivery outcomes in one batch`, err);
-    const single = await Promise.allSettled(writes.map((w) => db.batch([w])));
+    logUnexpected(`alerting: writing ${rows.length} delivery outcomes in one batch`, err);
+    const single = await Promise.allSettled(writes(rows.map((r) => JSON.stringify([r]))).map((w) => w.run()));
     const lost = single.filter((r) => r.status === "rejected").length;
-    if (lost) throw new Error(`${lost} of ${writes.length} delivery outcomes could not be written: those deliveries are attempted again`);
-    return (await nextDue.all())[0]?.at ?? null;
+    if (lost) throw new Error(`${lost} of ${rows.length} delivery outcomes could not be written: those deliveries are attempted again`);
+    return (await nextDue.first<{ at: string | null }>())?.at ?? null;
   }
 }
 
@@ -121,13 +147,22 @@ export async function deliverDue(db: Db, config: Config, organizationId: number,
     .limit(DELIVERIES_PER_RUN)
     .all();
   const counts = { delivered: 0, retrying: 0, failed: 0 };
+  // Each channel is opened (secrets unsealed, settings parsed) once per run, however many
+  // deliveries of the run go to it.
+  const opened = new Map<number, Promise<OpenChannel>>();
+  const openOnce = (c: Channel) => {
+    let o = opened.get(c.id);
+    if (!o) opened.set(c.id, (o = openChannel(config, c)));
+    return o;
+  };
   // Every delivery is sent first (at once), its outcome kept; then the outcomes of the run
   // are written in one D1 batch: one round trip for up to 100 deliveries instead of one
   // each (the sends dominate a run; the writes were a second round trip per delivery).
   const outcomes = await Promise.all(
-    due.map(async ({ d, h, c }) => {
+    due.map(async (delivery): Promise<OutcomeRow> => {
+      const { d } = delivery;
       const attempts = d.attempts + 1;
-      const result = await attemptDelivery(db, config, c, h, d, now);
+      const result = await attemptDelivery(db, config, openOnce, delivery, now);
       const status = result.ok ? "delivered" : result.retryable && attempts < MAX_DELIVERY_ATTEMPTS ? "retrying" : "failed";
       counts[status]++;
       const waitMs = status === "retrying" ? Math.max(deliveryBackoffMs(attempts), (result.retryAfterSeconds ?? 0) * 1000) : 0;
@@ -139,33 +174,25 @@ export async function deliverDue(db: Db, config: Config, organizationId: number,
         error: result.ok ? null : (result.error ?? "failed").slice(0, 500),
         retry_after_seconds: result.retryAfterSeconds ?? null,
       };
-      // Wrapped: a query builder is a thenable, and returned bare from this async function it would run here.
-      const write: BatchItem<"sqlite"> = db
-        .update(alertDeliveries)
-        .set({
-          status,
-          attempts,
-          lastError: attempt.error,
-          responseStatus: result.status ?? null,
-          attemptLog: [...d.attemptLog, attempt].slice(-MAX_DELIVERY_ATTEMPTS),
-          deliveredAt: result.ok ? nowIso : null,
-          nextAttemptAt: status === "retrying" ? new Date(now.getTime() + waitMs).toISOString() : null,
-          updatedAt: nowIso,
-        })
-        // Only over the state this run read: an outcome never lands twice or over a newer one.
-        .where(and(eq(alertDeliveries.id, d.id), eq(alertDeliveries.attempts, d.attempts)));
-      return { write };
+      return [
+        d.id,
+        d.attempts,
+        status,
+        attempts,
+        attempt.error,
+        result.status ?? null,
+        [...d.attemptLog, attempt].slice(-MAX_DELIVERY_ATTEMPTS),
+        result.ok ? nowIso : null,
+        status === "retrying" ? new Date(now.getTime() + waitMs).toISOString() : null,
+      ];
     }),
   );
-  const nextDue = db
-    .select({ at: min(alertDeliveries.nextAttemptAt) })
-    .from(alertDeliveries)
-    // A delivery waiting for an earlier action is due when that one is done (its own run reschedules).
-    .where(and(eq(alertDeliveries.organizationId, organizationId), or(eq(alertDeliveries.status, "pending"), eq(alertDeliveries.status, "retrying")), sql`NOT ${earlierPending}`));
-  const next = await writeOutcomes(
+  // A delivery waiting for an earlier action is due when that one is done (its own run reschedules).
+  const nextDue = rawStatement(
     db,
-    outcomes.map((o) => o.write),
-    nextDue,
+    sql`SELECT min(${alertDeliveries.nextAttemptAt}) AS at FROM ${alertDeliveries}
+      WHERE ${and(eq(alertDeliveries.organizationId, organizationId), or(eq(alertDeliveries.status, "pending"), eq(alertDeliveries.status, "retrying")), sql`NOT ${earlierPending}`)}`,
   );
+  const next = await writeOutcomes(db, outcomes, nowIso, nextDue);
   return { ...counts, nextDueAt: next };
 }

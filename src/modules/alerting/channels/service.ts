@@ -162,25 +162,46 @@ export async function deleteChannel(t: Tenant, id: number) {
   return { message: "Channel deleted" };
 }
 
-/** Sends one alert to one channel; never throws. `test`: the provider's test-send. */
-export async function sendToChannel(db: Db, config: Config, channel: Channel, alert: AlertMessage, now: Date, opts: { test?: boolean } = {}): Promise<SendResult> {
+/**
+ * A channel ready to send: its provider and its settings (secrets unsealed, stored values
+ * re-read through the provider's schema), or the failure every send to it would have.
+ * A delivery run opens each of its channels once, however many of its deliveries go there.
+ */
+export type OpenChannel = { channel: Channel; provider: ChannelProvider<any>; settings: unknown } | { failure: SendResult };
+
+/** Opens a channel for sending; never throws. */
+export async function openChannel(config: Config, channel: Channel): Promise<OpenChannel> {
   const p = providerOf(channel.kind);
-  if (!p) return { ok: false, retryable: false, failure: "misconfigured", errorClass: "internal", error: `no provider of kind ${channel.kind} any more` };
+  if (!p) return { failure: { ok: false, retryable: false, failure: "misconfigured", errorClass: "internal", error: `no provider of kind ${channel.kind} any more` } };
   let values: Record<string, unknown>;
   try {
     values = await storedValues(config, p, channel);
   } catch {
-    return { ok: false, retryable: false, failure: "misconfigured", errorClass: "internal", error: "channel secret cannot be unsealed (SECRETS_KEY changed?)" };
+    return { failure: { ok: false, retryable: false, failure: "misconfigured", errorClass: "internal", error: "channel secret cannot be unsealed (SECRETS_KEY changed?)" } };
   }
   const parsed = p.settings.safeParse(values);
-  if (!parsed.success) return { ok: false, retryable: false, failure: "misconfigured", errorClass: "internal", error: `the channel's stored settings are not valid any more: ${parsed.error.issues[0]?.message ?? "?"}` };
+  if (!parsed.success) {
+    return { failure: { ok: false, retryable: false, failure: "misconfigured", errorClass: "internal", error: `the channel's stored settings are not valid any more: ${parsed.error.issues[0]?.message ?? "?"}` } };
+  }
+  return { channel, provider: p, settings: parsed.data };
+}
+
+/** Sends one alert to an opened channel; never throws. `test`: the provider's test-send. */
+export async function sendToOpenChannel(db: Db, config: Config, open: OpenChannel, alert: AlertMessage, now: Date, opts: { test?: boolean } = {}): Promise<SendResult> {
+  if ("failure" in open) return open.failure;
+  const { channel, provider: p, settings } = open;
   const ctx = { config, db, now, organizationId: channel.organizationId, channel: { id: channel.id, name: channel.name } };
   try {
-    return await (opts.test && p.testSend ? p.testSend(alert, parsed.data, ctx) : p.send(alert, parsed.data, ctx));
+    return await (opts.test && p.testSend ? p.testSend(alert, settings, ctx) : p.send(alert, settings, ctx));
   } catch (err) {
     // A provider's own fault: said, never thrown into the delivery loop.
     return { ok: false, retryable: false, failure: "misconfigured", errorClass: "internal", error: `the ${p.kind} provider failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300) };
   }
+}
+
+/** Sends one alert to one channel; never throws. `test`: the provider's test-send. */
+export async function sendToChannel(db: Db, config: Config, channel: Channel, alert: AlertMessage, now: Date, opts: { test?: boolean } = {}): Promise<SendResult> {
+  return sendToOpenChannel(db, config, await openChannel(config, channel), alert, now, opts);
 }
 
 /** The test alert of a test-send. */
