@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { PASSWORD, addMember, call, createToken, expectErrorShape, login, signup, unique } from "../helpers";
 import { control } from "../rdap/data";
 import { createDb } from "../../src/db/client";
-import { generateWeeklyReport } from "../../src/modules/reports/service";
+import { generateWeeklyReport } from "../../src/modules/reports/generation-service";
 import { loadConfig } from "../../src/env";
 import { lastWeekEnd, weekEndingAt } from "../../src/modules/reports/period";
 import { E, callAt, clock, download, findingIds, overview, rdapAnswer, rdapCron, watchRdap } from "./helpers";

@@ -15,7 +15,7 @@ import { labDohUrl, putZone, uniqueZone } from "../dns-watcher/lab";
 import * as K from "../dns-watcher/email-keys";
 import { createDb } from "../../src/db/client";
 import { loadConfig } from "../../src/env";
-import { generateWeeklyReport } from "../../src/modules/reports/service";
+import { generateWeeklyReport } from "../../src/modules/reports/generation-service";
 import { visibleText } from "../../src/modules/reports/pdf/text";
 import { E, callAt, clock, cron, download } from "./helpers";
 import { inspectPdf, renderPdfPages, squash } from "./poppler";

@@ -25,7 +25,7 @@ import { createDb } from "../../src/db/client";
 import { loadConfig } from "../../src/env";
 import { enqueueDueScans } from "../../src/modules/cert-watcher/jobs";
 import { lastWeekEnd, weekEndingAt } from "../../src/modules/reports/period";
-import { generateWeeklyReport } from "../../src/modules/reports/service";
+import { generateWeeklyReport } from "../../src/modules/reports/generation-service";
 import { E, callAt, clock, cron, findingIds, overview, rdapAnswer, rdapCron, watchRdap } from "./helpers";
 
 const DAY = 86_400_000;

@@ -21,7 +21,7 @@ import { copyEntries, createLog, dohZone, logKey, publishLogList, uid, waitForPo
 import { labDohUrl, putZone, uniqueZone } from "../dns-watcher/lab";
 import { createDb } from "../../src/db/client";
 import { loadConfig } from "../../src/env";
-import { generateWeeklyReport } from "../../src/modules/reports/service";
+import { generateWeeklyReport } from "../../src/modules/reports/generation-service";
 import { E, NOT_DNS, callAt, clock, cron, download, findingIds, overview, rdapAnswer, rdapCron, watchRdap } from "./helpers";
 import { inspectPdf, renderPdfPages, squash } from "./poppler";
 

@@ -13,7 +13,7 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 import { id, organizationId, createdAt, updatedAt } from "./columns";
 import { organizations } from "./organizations";
 import type { Authorization, AuthorizedIssuer } from "./ct-authorization";
-import type { CaaEvaluation, CtEventCert } from "../../modules/ct-log/events";
+import type { CaaEvaluation, CtEventCert } from "./ct-event-cert";
 import type { LogList } from "./ct-log-list";
 
 

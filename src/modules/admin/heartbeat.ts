@@ -10,7 +10,7 @@
  *    scheme, host and port; checked by the egress policy when saved and before each ping.
  *  - A run pings (POST, a one-line summary as the body, which healthchecks keeps as the
  *    ping's log) when every job of the run finished and the organization's collection is
- *    healthy (reports/service.ts `collectionHealth`); otherwise it does not ping and
+ *    healthy (reports/overview-service.ts `collectionHealth`); otherwise it does not ping and
  *    records why. A ping that fails is recorded with its cause; the next run (a minute
  *    later) is the retry. `GET /api/admin/heartbeat` shows the latest run's outcome.
  */

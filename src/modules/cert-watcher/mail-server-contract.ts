@@ -11,7 +11,7 @@ import type { Db } from "../../db/client";
 import { inJsonArray } from "../../db/in-json";
 import { certMonitors, certScans, certTargets } from "../../db/schema";
 import type { Tenant } from "../../platform/tenant";
-import { createMonitor } from "./service";
+import { createMonitor } from "./monitor-service";
 
 /** SMTP between mail servers (RFC 5321): where DANE for mail applies (RFC 7672). */
 export const MAIL_SERVER_PORT = 25;

@@ -12,7 +12,10 @@ import { tenantDb, type Tenant } from "../../platform/tenant";
 import { body, defineRoute, ErrorBody, json } from "../../platform/route";
 import * as agents from "./agents";
 import * as s from "./schema";
-import * as certs from "./service";
+import { MAX_TARGETS_PER_MONITOR } from "./monitor-input";
+import * as monitors from "./monitor-service";
+import * as scans from "./scan-service";
+import * as targets from "./target-service";
 
 const tags = ["Certificate deployment"];
 /** limitOffsetQuery's output with its sort fields (validated by the query schema). */
@@ -76,7 +79,7 @@ export const listTargets = defineRoute({
 });
 export const addTarget = defineRoute({
   method: "post", path: `${M}/{monitor_id}/targets`, tags, summary: "Add an IP target",
-  description: `Invalid IPv4/IPv6 address: 400; already a target: 409; more than ${certs.MAX_TARGETS_PER_MONITOR} targets: 403 \`quota_exceeded\`.`,
+  description: `Invalid IPv4/IPv6 address: 400; already a target: 409; more than ${MAX_TARGETS_PER_MONITOR} targets: 403 \`quota_exceeded\`.`,
   access: update, audit: { action: "cert_target.create", targetType: "cert_target" },
   request: { params: s.MonitorIdParam, body: body(s.CreateTargetRequest) }, responses: { 201: json(s.CreateTargetResponse, "Created") },
 });
@@ -155,27 +158,27 @@ export function registerCertWatcherRoutes(app: OpenAPIHono<AppEnv>) {
   const now = (c: AppContext) => c.get("now");
   const monitorId = (c: { req: { valid(k: "param"): { monitor_id: number } } }) => c.req.valid("param").monitor_id;
 
-  app.openapi(listMonitors, async (c) => c.json(await certs.listMonitors(t(c), c.req.valid("query") as Sorted<certs.MonitorSort>, now(c)), 200));
-  app.openapi(recentScans, async (c) => c.json(await certs.recentScans(t(c), c.req.valid("query") as Sorted<certs.RecentScanSort>, now(c)), 200));
-  app.openapi(getMonitor, async (c) => c.json(await certs.getMonitor(t(c), monitorId(c), now(c)), 200));
-  app.openapi(createMonitor, async (c) => c.json(await certs.createMonitor(t(c), c.req.valid("json"), now(c)), 201));
-  app.openapi(replaceMonitor, async (c) => c.json(await certs.replaceMonitor(t(c), monitorId(c), c.req.valid("json"), now(c)), 200));
-  app.openapi(patchMonitor, async (c) => c.json(await certs.setMonitorEnabled(t(c), monitorId(c), c.req.valid("json").enabled, now(c)), 200));
-  app.openapi(deleteMonitor, async (c) => c.json(await certs.deleteMonitor(t(c), monitorId(c)), 200));
+  app.openapi(listMonitors, async (c) => c.json(await monitors.listMonitors(t(c), c.req.valid("query") as Sorted<monitors.MonitorSort>, now(c)), 200));
+  app.openapi(recentScans, async (c) => c.json(await scans.recentScans(t(c), c.req.valid("query") as Sorted<scans.RecentScanSort>, now(c)), 200));
+  app.openapi(getMonitor, async (c) => c.json(await monitors.getMonitor(t(c), monitorId(c), now(c)), 200));
+  app.openapi(createMonitor, async (c) => c.json(await monitors.createMonitor(t(c), c.req.valid("json"), now(c)), 201));
+  app.openapi(replaceMonitor, async (c) => c.json(await monitors.replaceMonitor(t(c), monitorId(c), c.req.valid("json"), now(c)), 200));
+  app.openapi(patchMonitor, async (c) => c.json(await monitors.setMonitorEnabled(t(c), monitorId(c), c.req.valid("json").enabled, now(c)), 200));
+  app.openapi(deleteMonitor, async (c) => c.json(await monitors.deleteMonitor(t(c), monitorId(c)), 200));
 
-  app.openapi(listTargets, async (c) => c.json(await certs.listTargets(t(c), monitorId(c), now(c)), 200));
-  app.openapi(addTarget, async (c) => c.json(await certs.addTarget(t(c), monitorId(c), c.req.valid("json").ip_address, now(c)), 201));
+  app.openapi(listTargets, async (c) => c.json(await targets.listTargets(t(c), monitorId(c), now(c)), 200));
+  app.openapi(addTarget, async (c) => c.json(await targets.addTarget(t(c), monitorId(c), c.req.valid("json").ip_address, now(c)), 201));
   app.openapi(patchTarget, async (c) => {
     const p = c.req.valid("param");
-    return c.json(await certs.setTargetEnabled(t(c), p.monitor_id, p.target_id, c.req.valid("json").enabled), 200);
+    return c.json(await targets.setTargetEnabled(t(c), p.monitor_id, p.target_id, c.req.valid("json").enabled), 200);
   });
   app.openapi(deleteTarget, async (c) => {
     const p = c.req.valid("param");
-    return c.json(await certs.deleteTarget(t(c), p.monitor_id, p.target_id), 200);
+    return c.json(await targets.deleteTarget(t(c), p.monitor_id, p.target_id), 200);
   });
 
-  app.openapi(history, async (c) => c.json(await certs.scanHistory(t(c), monitorId(c), c.req.valid("query")), 200));
-  app.openapi(standards, async (c) => c.json(certs.securityStandards(), 200));
+  app.openapi(history, async (c) => c.json(await scans.scanHistory(t(c), monitorId(c), c.req.valid("query")), 200));
+  app.openapi(standards, async (c) => c.json(scans.securityStandards(), 200));
 
   app.openapi(registerAgent, async (c) => c.json(await agents.registerAgent(t(c), principalOf(c).userId, c.req.valid("json").name, now(c)), 201));
   app.openapi(listAgents, async (c) => c.json(await agents.listAgents(t(c)), 200));

@@ -41,40 +41,13 @@ import { CollectionEventFieldsSchema, collectionEventHead, eventTypeSchema, NOT_
 import { variablesOf, type SuggestedRule } from "../../platform/event-variables";
 import { AUTHORIZATION_VERDICTS } from "../../db/schema/ct-authorization";
 import { HOSTNAME_STATES } from "../../db/schema/inventory";
+import { CaaEvaluationSchema, CtEventCertSchema, type CaaEvaluation, type CtEventCert } from "../../db/schema/ct-event-cert";
 import { CONFIDENCE, EVIDENCE } from "./typosquat/detect";
 import { LOOKALIKE_SOURCES, LOOKALIKE_STATES } from "./lookalikes/vocabulary";
 
-export const CtSctSchema = z.object({
-  log_id: z.string().describe("Log ID (base64)"),
-  timestamp: z.number().int().describe("SCT timestamp, milliseconds since the epoch"),
-  version: z.number().int().describe("SCT version (0 = v1)"),
-  hash_algorithm: z.string().describe("Hash algorithm of the SCT signature"),
-  signature_algorithm: z.string().describe("Signature algorithm of the SCT signature"),
-});
-
-/** The cert.* fields: the certificate (or precertificate) of one log entry. */
-export const CtEventCertSchema = z.object({
-  subject: z.string().describe("Subject common name"),
-  issuer: z.string().describe("Full issuer distinguished name"),
-  dns_names: z.array(z.string()).describe("All subject alternative names"),
-  sha256: z.string().describe("SHA-256 fingerprint (hex)"),
-  serial: z.string().describe("Serial number (hex)"),
-  not_before: z.string().describe("Start of validity, ISO 8601"),
-  not_after: z.string().describe("End of validity, ISO 8601"),
-  signature_algorithm: z.string().describe("Signature algorithm, e.g. sha256WithRSAEncryption"),
-  key_algorithm: z.string().describe("Public key algorithm, e.g. RSA, EC"),
-  key_size: z.number().int().optional().describe("Key size in bits (RSA/DSA only; absent otherwise, test with has())"),
-  is_precert: z.boolean().describe("True for a precertificate entry"),
-  log_name: z.string().describe("CT log of the entry"),
-  log_index: z.number().int().describe("Position of the entry in the log"),
-  aia_issuing: z.array(z.string()).describe("CA Issuers URLs (Authority Information Access)"),
-  ocsp_servers: z.array(z.string()).describe("OCSP responder URLs"),
-  scts: z.array(CtSctSchema).describe("Embedded signed certificate timestamps"),
-  spki_sha256: z.string().describe("SHA-256 of the certificate's SubjectPublicKeyInfo (hex): its key, the same in every certificate of that key"),
-  issuer_spki_sha256: z
-    .string()
-    .describe("SHA-256 of the issuing CA's SubjectPublicKeyInfo (hex): the precertificate entry's issuer_key_hash, or the issuer in the entry's chain; empty when the entry does not carry it"),
-});
+// The cert.* and caa.* objects are declared with the tables that store them
+// (db/schema/ct-event-cert.ts, so the tables import no module); the module takes them from here.
+export { CaaEvaluationSchema, CtEventCertSchema, type CaaEvaluation, type CtEventCert };
 
 /**
  * What the certificate inventory adds to cert.* of an event (docs/modules/inventory.md):
@@ -91,17 +64,6 @@ export const CtEventCertLifecycleSchema = z.object({
   replaces: z.string().describe('SHA-256 of the previous certificate of the same names (the newest issued before it), "" when none is known'),
   lifetime_days: z.number().int().describe("Validity in days (notAfter - notBefore + 1 s, as the CA/Browser Forum counts it); 0 when unknown"),
   exceeds_max_validity: z.boolean().describe("Valid for longer than the maximum in force at its not_before (398 days, 200 from 2026-03-15, 100 from 2027-03-15, 47 from 2029-03-15)"),
-});
-
-/** The caa.* fields: the CAA check (RFC 8659) made when the entry was read. */
-export const CaaEvaluationSchema = z.object({
-  has_records: z.boolean().describe("Any CAA records exist"),
-  authorized: z.boolean().describe("The issuing CA is permitted"),
-  records: z.array(z.string()).describe("Issuance values found"),
-  error: z.string().describe("Lookup error, empty if none"),
-  checked_names: z.array(z.string()).describe("Names whose CAA records were checked"),
-  issuer_candidates: z.array(z.string()).describe("CA identifiers derived from the issuer"),
-  evaluated_at: z.string().describe("Time of the CAA check, ISO 8601"),
 });
 
 export const CtEventRateSchema = z.object({
@@ -216,12 +178,9 @@ export const CtLogEventSchema = z.object({
 });
 
 export type CtLogEvent = z.infer<typeof CtLogEventSchema>;
-/** The cert.* fields of one log entry, as stored per occurrence. */
-export type CtEventCert = z.infer<typeof CtEventCertSchema>;
 export type CtEventCertLifecycle = z.infer<typeof CtEventCertLifecycleSchema>;
 export type CtEventLifecycle = z.infer<typeof CtEventLifecycleSchema>;
 export type CtEventFilter = CtLogEvent["filter"];
-export type CaaEvaluation = z.infer<typeof CaaEvaluationSchema>;
 export type CtEventRate = z.infer<typeof CtEventRateSchema>;
 export type CtEventTyposquat = z.infer<typeof CtEventTyposquatSchema>;
 export type CtEventLog = CtLogEvent["log"];

@@ -3,4 +3,4 @@
  * every monitored asset was collected within its window, and why not (the heartbeat of
  * src/modules/admin/heartbeat.ts pings only when it was).
  */
-export { collectionHealth } from "./service";
+export { collectionHealth } from "./overview-service";

@@ -1,6 +1,6 @@
 /**
  * The weekly audit reports' scheduled work: `reports.weekly` runs at every Cron run
- * and generates what is due (service.ts generateDueReports): each organization's
+ * and generates what is due (generation-service.ts generateDueReports): each organization's
  * report for every week of the last four that ended Monday 00:00 UTC and has none,
  * at most REPORTS_PER_RUN per run. Finding nothing due costs one indexed query.
  *
@@ -10,7 +10,9 @@
  */
 import { registerAttachmentRenderer } from "../../platform/mailer";
 import type { ScheduledJob } from "../../platform/scheduler";
-import { generateDueReports, renderReportAttachment, REPORT_PDF_SOURCE } from "./service";
+import { generateDueReports } from "./generation-service";
+import { renderReportAttachment } from "./report-service";
+import { REPORT_PDF_SOURCE } from "./stored-report";
 
 registerAttachmentRenderer(REPORT_PDF_SOURCE, renderReportAttachment);
 

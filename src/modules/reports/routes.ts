@@ -7,7 +7,10 @@ import type { Context } from "hono";
 import { tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import * as s from "./schema";
-import * as reports from "./service";
+import * as generation from "./generation-service";
+import * as overview from "./overview-service";
+import * as recipients from "./recipient-service";
+import * as reports from "./report-service";
 
 const tags = ["Reports"];
 const anyUser = { authenticated: true } as const;
@@ -76,15 +79,15 @@ export const putRecipients = defineRoute({
 });
 
 export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(securityOverview, async (c) => c.json(await reports.securityOverview(tenantOf(c), c.get("config"), c.get("now")), 200));
+  app.openapi(securityOverview, async (c) => c.json(await overview.securityOverview(tenantOf(c), c.get("config"), c.get("now")), 200));
   app.openapi(listReports, async (c) => c.json(await reports.listReports(tenantOf(c), c.req.valid("query").limit), 200));
-  app.openapi(getRecipients, async (c) => c.json(await reports.listReportRecipients(tenantOf(c)), 200));
+  app.openapi(getRecipients, async (c) => c.json(await recipients.listReportRecipients(tenantOf(c)), 200));
   app.openapi(putRecipients, async (c) => {
     c.set("audit", { targetId: tenantOf(c).organizationId });
-    return c.json(await reports.setReportRecipients(tenantOf(c), c.req.valid("json").emails, c.get("now")), 200);
+    return c.json(await recipients.setReportRecipients(tenantOf(c), c.req.valid("json").emails, c.get("now")), 200);
   });
   // Before /{report_id}/download, which would take "preview" for an id.
-  app.openapi(previewReport, async (c) => pdfResponse(c, await reports.previewPdf(tenantOf(c), c.get("config"), c.get("now"))));
+  app.openapi(previewReport, async (c) => pdfResponse(c, await generation.previewPdf(tenantOf(c), c.get("config"), c.get("now"))));
   app.openapi(downloadReport, async (c) => pdfResponse(c, await reports.reportPdf(tenantOf(c), c.req.valid("param").report_id)));
 }
 

@@ -6,7 +6,8 @@ import { MONITORING_MODULES } from "../../platform/permissions";
 import { CATEGORY_STATUSES } from "./category-status";
 import { CATEGORY_IDS, FRAMEWORKS, GRADES, SEVERITIES } from "./rules";
 import { mailAddress } from "../../platform/mail-header";
-import { MAX_REPORT_RECIPIENTS, OVERVIEW_EVIDENCE_LIMIT } from "./service";
+import { OVERVIEW_EVIDENCE_LIMIT } from "./overview-service";
+import { MAX_REPORT_RECIPIENTS } from "./recipient-service";
 
 const Grade = z.enum(GRADES.map((g) => g.grade) as ["A", "B", "C", "D", "F"]);
 const score = z.number().int().min(0).max(100);

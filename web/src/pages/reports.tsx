@@ -12,7 +12,7 @@ import { useResource, useTableState } from "../ui/resource";
 import { DataTable, localPage } from "../ui/table";
 import { Time } from "../ui/time";
 import { Badge, ErrorBox, NotAvailable, PageHeader, Section } from "../ui/widgets";
-import { gradeClass, gradeLabel, unassessed, type ReportMail } from "./overview";
+import { gradeClass, gradeLabel, unassessed, type ReportMail } from "./overview/grade";
 
 /** The PDF of the current week to date, rendered on request and not stored. */
 export const PREVIEW_URL = "/api/reports/preview/download";

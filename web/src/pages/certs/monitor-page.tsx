@@ -1,13 +1,13 @@
 /** A certificate monitor's page: its settings and indicators, its IP targets, days left over time, and its scan history with each scan in detail. */
 import { useState } from "preact/hooks";
-import { asApiError, del, get, patch, post, type ApiError, type Schemas } from "../../api";
+import { del, get, patch, post, type ApiError, type Schemas } from "../../api";
 import { useSession } from "../../session";
 import { LineChart } from "../../ui/charts";
 import { Form, TextField, useForm } from "../../ui/form";
 import { useResource, useTableState } from "../../ui/resource";
 import { DataTable } from "../../ui/table";
 import { Time } from "../../ui/time";
-import { ActionButton, Badge, Dialog, ErrorBox, KeyValues, Notice, PageHeader, Section } from "../../ui/widgets";
+import { ActionButton, Badge, Dialog, EnabledSwitch, ErrorBox, KeyValues, Notice, PageHeader, Section } from "../../ui/widgets";
 import { CipherBadge, IndicatorBadges } from "./indicators";
 import { MonitorForm } from "./monitor-form";
 import { ScanDetail } from "./scan-detail";
@@ -73,27 +73,16 @@ export function CertMonitorPage({ id }: { id: string }) {
                 { label: "Address", render: (t) => <span class="mono">{t.ip_address}</span> },
                 {
                   label: "Enabled",
-                  render: (t) =>
-                    canUpdate ? (
-                      <label class="switch">
-                        <input
-                          type="checkbox"
-                          checked={t.enabled}
-                          aria-label={`${t.ip_address} enabled`}
-                          onChange={async (e) => {
-                            try {
-                              await patch("/api/cert-watcher/monitors/{monitor_id}/targets/{target_id}", { params: { path: { monitor_id: Number(id), target_id: t.id } }, body: { enabled: (e.target as HTMLInputElement).checked } });
-                            } catch (x) {
-                              setErr(asApiError(x));
-                            }
-                            m.reload();
-                          }}
-                        />
-                        <span aria-hidden="true" />
-                      </label>
-                    ) : (
-                      <Badge value={t.enabled ? "active" : "disabled"} label={t.enabled ? "enabled" : "disabled"} />
-                    ),
+                  render: (t) => (
+                    <EnabledSwitch
+                      name={t.ip_address}
+                      enabled={t.enabled}
+                      canUpdate={canUpdate}
+                      save={(enabled) => patch("/api/cert-watcher/monitors/{monitor_id}/targets/{target_id}", { params: { path: { monitor_id: Number(id), target_id: t.id } }, body: { enabled } })}
+                      onError={setErr}
+                      onDone={m.reload}
+                    />
+                  ),
                 },
                 { label: "Latest scan", render: (t) => (t.last_scan ? <><Badge value={t.last_scan.has_error ? "failed" : t.last_scan.validity_status} /> {t.last_scan.days_left ?? ""} d, <Time iso={t.last_scan.scan_time} /></> : <span class="muted">not scanned yet</span>) },
                 ...(canUpdate

@@ -1,11 +1,11 @@
 /** The monitors tab: every certificate monitor with its indicators; created, switched on and off and deleted in place. */
 import { useState } from "preact/hooks";
-import { asApiError, del, get, patch, type ApiError, type QueryOf, type Schemas } from "../../api";
+import { del, get, patch, type ApiError, type QueryOf, type Schemas } from "../../api";
 import { useSession } from "../../session";
 import { limitOffset, sortQuery, useResource, useTableState } from "../../ui/resource";
 import { DataTable } from "../../ui/table";
 import { Time } from "../../ui/time";
-import { ActionButton, Badge, Dialog, ErrorBox, Notice, Section } from "../../ui/widgets";
+import { ActionButton, Dialog, EnabledSwitch, ErrorBox, Notice, Section } from "../../ui/widgets";
 import { IndicatorBadges } from "./indicators";
 import { MonitorForm, NEW_MONITOR } from "./monitor-form";
 
@@ -50,27 +50,16 @@ export function MonitorsTab() {
           {
             label: "Enabled",
             sort: "enabled",
-            render: (m) =>
-              canUpdate ? (
-                <label class="switch">
-                  <input
-                    type="checkbox"
-                    checked={m.enabled}
-                    aria-label={`${m.cn} enabled`}
-                    onChange={async (e) => {
-                      try {
-                        await patch("/api/cert-watcher/monitors/{monitor_id}", { params: { path: { monitor_id: m.id } }, body: { enabled: (e.target as HTMLInputElement).checked } });
-                      } catch (x) {
-                        setErr(asApiError(x));
-                      }
-                      r.reload();
-                    }}
-                  />
-                  <span aria-hidden="true" />
-                </label>
-              ) : (
-                <Badge value={m.enabled ? "active" : "disabled"} label={m.enabled ? "enabled" : "disabled"} />
-              ),
+            render: (m) => (
+              <EnabledSwitch
+                name={m.cn}
+                enabled={m.enabled}
+                canUpdate={canUpdate}
+                save={(enabled) => patch("/api/cert-watcher/monitors/{monitor_id}", { params: { path: { monitor_id: m.id } }, body: { enabled } })}
+                onError={setErr}
+                onDone={r.reload}
+              />
+            ),
           },
           { label: "Indicators", render: (m) => <IndicatorBadges i={m.indicators} /> },
           // The API's sort_by=target orders by target_dns (the SNI override), not by the number of targets:

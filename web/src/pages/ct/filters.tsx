@@ -1,12 +1,12 @@
 /** The CT filters tab: the organization's filters, created, edited, switched on and off and deleted in place. */
 import { useState } from "preact/hooks";
-import { asApiError, del, get, post, put, type ApiError, type QueryOf, type Schemas } from "../../api";
+import { del, get, post, put, type ApiError, type QueryOf, type Schemas } from "../../api";
 import { useSession } from "../../session";
 import { CheckField, Form, SelectField, TextField, useForm } from "../../ui/form";
 import { pagePageSize, sortQuery, useResource, useTableState } from "../../ui/resource";
 import { DataTable } from "../../ui/table";
 import { Time } from "../../ui/time";
-import { ActionButton, Badge, Dialog, ErrorBox, Notice, Section } from "../../ui/widgets";
+import { ActionButton, Badge, Dialog, EnabledSwitch, ErrorBox, Notice, Section } from "../../ui/widgets";
 
 type CtFilter = Schemas["CtFilter"];
 const SORTS: readonly NonNullable<QueryOf<"/api/ct-log/filters">["sort_by"]>[] = ["pattern", "match_type", "enabled", "description", "created_at", "updated_at"];
@@ -104,29 +104,19 @@ export function FiltersTab() {
           {
             label: "Enabled",
             sort: "enabled",
-            render: (f) =>
-              canUpdate ? (
-                <label class="switch">
-                  <input
-                    type="checkbox"
-                    checked={f.enabled}
-                    aria-label={`${f.pattern} enabled`}
-                    onChange={async (e) => {
-                      const enabled = (e.target as HTMLInputElement).checked;
-                      try {
-                        await put("/api/ct-log/filters/{filter_id}", { params: { path: { filter_id: f.id } }, body: { enabled } });
-                        setActionError(undefined);
-                      } catch (err) {
-                        setActionError(asApiError(err));
-                      }
-                      r.reload();
-                    }}
-                  />
-                  <span aria-hidden="true" />
-                </label>
-              ) : (
-                <Badge value={f.enabled ? "active" : "disabled"} label={f.enabled ? "enabled" : "disabled"} />
-              ),
+            render: (f) => (
+              <EnabledSwitch
+                name={f.pattern}
+                enabled={f.enabled}
+                canUpdate={canUpdate}
+                save={async (enabled) => {
+                  await put("/api/ct-log/filters/{filter_id}", { params: { path: { filter_id: f.id } }, body: { enabled } });
+                  setActionError(undefined);
+                }}
+                onError={setActionError}
+                onDone={r.reload}
+              />
+            ),
           },
           {
             label: "Typosquatting",
