@@ -93,7 +93,8 @@ describe("email transport security, watched continuously", () => {
     await putZone(z, zone({ reorder: true, ttl: 120 }));
     const fetched = await fetchesOf(z);
     r = await run();
-    expect(r.summary).toMatchObject({ changes: 0, email_regressions: 0, policy_fetches: 0, unconfirmed: 0 });
+    // The cost of an unchanged domain with its email checks on is that of one without: its one row, in the run's one statement (bench:dns measures it over 1,000 domains).
+    expect(r.summary).toMatchObject({ changes: 0, email_regressions: 0, policy_fetches: 0, unconfirmed: 0, write_statements: 1, rows_written: 1 });
     expect(r.events).toEqual([]);
     expect(await fetchesOf(z)).toBe(fetched);
 
