@@ -51,6 +51,7 @@ export const OWN_RUNTIME: readonly string[] = [
   "test/rdap/poll.test.ts",
   "test/reports/api.test.ts",
   "test/reports/category-status.test.ts",
+  "test/reports/email.test.ts",
   "test/reports/freshness.test.ts",
   "test/reports/period-end.test.ts",
   "test/reports/plans.test.ts",

@@ -11,16 +11,19 @@
  * server that started serving another certificate; each is a history item and an event.
  *
  * The MTA-STS policy that cannot be fetched while the TXT record advertises it: the second
- * failed fetch in a row raises collection_failing with the reason in words, the first fetch
- * that answers again collection_recovered, each once.
+ * failed fetch in a row raises collection_failing with the reason in words (an alert rule on
+ * it fires and its webhook channel receives the alert, once), the first fetch that answers
+ * again collection_recovered, each once.
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { alertStateOf } from "../../src/modules/alerting/emit";
 import { call, signup } from "../helpers";
 import { agentCall, registerAgent } from "../cert-watcher/helpers";
 import { createDb } from "../../src/db/client";
 import { enqueueDueScans } from "../../src/modules/cert-watcher/jobs";
-import { lastRunAt, putZone, runWatch, uniqueZone } from "./lab";
+import { factsOf, lastRunAt, putZone, runWatch, uniqueZone } from "./lab";
 
 const base = (env as any).FIXTURE_URL as string;
 const DAY = 86_400_000;
@@ -43,7 +46,8 @@ function zone(z: string, tlsa1: string, tlsa2: string[]): string {
 }
 
 describe("DANE: the chain each MX host serves against its TLSA records", () => {
-  it("offers port-25 monitors, matches DANE-EE and DANE-TA, raises a mismatch from a TLSA edit and from a scan", async () => {
+  // Real scans of real SMTP servers (STARTTLS, each a full protocol and cipher enumeration): longer than the default 30 s on a busy machine.
+  it("offers port-25 monitors, matches DANE-EE and DANE-TA, raises a mismatch from a TLSA edit and from a scan", { timeout: 90_000 }, async () => {
     const org = await signup("Mail");
     const token = org.session;
     const z = uniqueZone("dane");
@@ -102,14 +106,18 @@ describe("DANE: the chain each MX host serves against its TLSA records", () => {
 
     // The agent scans each server (STARTTLS on the lab's SMTP servers) and posts what it saw.
     const agent = await registerAgent(token, "mail agent");
-    const scanRound = async () => {
+    // `answer`: what the agent posts instead of its own successful scan (given the scan to run and each host's last report).
+    const lastReport: Record<string, any> = {};
+    const scanRound = async (answer?: (host: string, scan: () => Promise<any>) => Promise<any>) => {
       await enqueueDueScans(createDb((env as any).DB), new Date(), 0, org.organizationId);
       const lease = await agentCall("lease", agent.token, { max_jobs: 10 });
       expect(lease.status, JSON.stringify(lease.body)).toBe(200);
       for (const job of lease.body.jobs) {
         expect(job).toMatchObject({ port: 25, starttls: "smtp" });
-        const report = await lab("scan", { port: servers[job.monitor_cn], sni: job.sni ?? job.monitor_cn, starttls: "smtp" });
-        expect(report.has_error, report.error).toBe(false);
+        const scan = () => lab("scan", { port: servers[job.monitor_cn], sni: job.sni ?? job.monitor_cn, starttls: "smtp" });
+        const report = answer ? await answer(job.monitor_cn, scan) : await scan();
+        if (!answer) expect(report.has_error, report.error).toBe(false);
+        lastReport[job.monitor_cn] = report;
         const posted = await agentCall("results", agent.token, { job_id: job.job_id, result: report });
         expect(posted.status, JSON.stringify(posted.body)).toBe(200);
       }
@@ -153,6 +161,9 @@ describe("DANE: the chain each MX host serves against its TLSA records", () => {
     h = await emailHistory();
     expect(h.map((x) => [x.name, x.analysis.email.regressions])).toEqual([[`_25._tcp.${mx1}`, ["mismatch"]], [`_25._tcp.${mx1}`, ["mismatch"]]]);
     expect(h[0].detail).toMatch(/^DANE for mx1\..* fails: The certificate chain served by/);
+    // Each mismatch is also a fact for the weekly report ("DANE mismatch on a mail server"), the served chain's verdict after it.
+    const mismatches = (await factsOf(id)).filter((f) => f.kind === "dane_mismatch");
+    expect(mismatches.map((f) => [f.record_name, JSON.parse(f.new_values).at(-1)])).toEqual([[`_25._tcp.${mx1}`, "served on port 25: matches no record"], [`_25._tcp.${mx1}`, "served on port 25: matches no record"]]);
     const alerts = (await call("GET", "/api/dns-watcher/alert-history?limit=100", { token })).body.alerts as any[];
     // (The DNS run's event went to the run's own collector above; this one went through alerting.)
     expect(alerts.filter((a) => a.rule_id === rule.body.id).map((a) => [a.subject, a.severity])).toEqual([[z, "critical"]]);
@@ -160,7 +171,35 @@ describe("DANE: the chain each MX host serves against its TLSA records", () => {
     expect(await scanRound()).toBe(2);
     expect((await emailHistory()).length).toBe(2);
     expect((await call("GET", "/api/dns-watcher/alert-history?limit=100", { token })).body.alerts.filter((a: any) => a.rule_id === rule.body.id).length).toBe(1);
-    await Promise.all(Object.values(servers).map((port) => lab("stop", { port })));
+
+    // mx1's server is down (its scan fails) and mx2's scan comes from an agent that kept no
+    // chain: neither address is compared, each says why; not a match, not a mismatch, no change.
+    await lab("stop", { port: servers[mx1] });
+    expect(
+      await scanRound(async (host, scan) => {
+        if (host === mx1) {
+          const failed = await scan();
+          expect(failed.has_error).toBe(true);
+          return failed;
+        }
+        const chainless = structuredClone(lastReport[mx2]);
+        delete chainless.certificate.der;
+        delete chainless.intermediates_der;
+        return chainless;
+      }),
+    ).toBe(2);
+    d = await detail();
+    expect(await danes()).toEqual([[mx1, "ok", "not_checked"], [mx2, "ok", "not_checked"]]);
+    const [failed, chainless] = d.email_security.dane.hosts.map((x: any) => x.served);
+    // The failed scan's own reason, as the agent reported it.
+    expect(lastReport[mx1].error).toMatch(/^connect to 127\.0\.0\.1:\d+ failed: ECONNREFUSED$/);
+    expect(failed.targets).toEqual([{ ip_address: "192.0.2.25", scanned_at: expect.any(String), matched: null, record: "", problem: lastReport[mx1].error }]);
+    expect(failed.text).toBe(`Not compared: 192.0.2.25: ${lastReport[mx1].error}.`);
+    expect(chainless.targets[0]).toMatchObject({ matched: null, problem: "the scan kept no certificate chain (an agent older than DANE matching)" });
+    expect(chainless.text).toBe("Not compared: 192.0.2.26: the scan kept no certificate chain (an agent older than DANE matching).");
+    expect(d.email_security.dane.findings.join(" ")).not.toMatch(/matches none of its TLSA records/);
+    expect((await emailHistory()).length).toBe(2);
+    await Promise.all(Object.entries(servers).filter(([host]) => host !== mx1).map(([, port]) => lab("stop", { port })));
   });
 });
 
@@ -175,7 +214,20 @@ describe("an MTA-STS policy that cannot be fetched", () => {
     const created = await call("POST", "/api/dns-watcher/domains", { token: org.session, body: { domain_name: z, email_checks: true } });
     expect(created.status).toBe(201);
     const policyOf = async () => (await call("GET", `/api/dns-watcher/domains/${created.body.id}`, { token: org.session })).body.email_security.mta_sts.policy;
-    const run = (at?: number) => runWatch({ mtaStsPolicyUrl: policyUrl }, at);
+    // The rule a team writes for "our MTA-STS policy cannot be read", to a webhook (the hub's receiver): events go through alerting.
+    const box = `sts-${z}`;
+    const ch = await call("POST", "/api/notification-channels", { token: org.session, body: { name: "mail team", kind: "webhook", url: `${base}/webhook/${box}` } });
+    expect(ch.status, JSON.stringify(ch.body)).toBe(201);
+    const rule = await call("POST", "/api/dns-watcher/alert-rules", {
+      token: org.session,
+      body: { name: "MTA-STS policy unreadable", expression: 'event_type == "collection_failing" && collection.error_message.startsWith("MTA-STS policy fetch")', severity: "high", throttle_seconds: 0, channel_ids: [ch.body.id] },
+    });
+    expect(rule.status, JSON.stringify(rule.body)).toBe(201);
+    const delivered = async () => {
+      await (runInDurableObject as unknown as (s: DurableObjectStub, fn: (o: any) => Promise<unknown>) => Promise<unknown>)(alertStateOf(env as any, org.organizationId) as unknown as DurableObjectStub, (o) => o.deliverNow(org.organizationId));
+      return ((await (await fetch(`${base}/webhook/__control/${box}`)).json()) as { received: { body: string }[] }).received.map((m) => JSON.parse(m.body));
+    };
+    const run = (at?: number) => runWatch({ mtaStsPolicyUrl: policyUrl }, at, { alerting: true });
     const collectionEvents = (r: { events: any[] }) => r.events.filter((e) => e.domain === z && e.event_type.startsWith("collection_"));
 
     let r = await run();
@@ -196,11 +248,18 @@ describe("an MTA-STS policy that cannot be fetched", () => {
     expect(failing.collection.error_message).toMatch(/^MTA-STS policy fetch: connection to 127\.0\.0\.1:\d+ failed: refused or closed before an answer$/);
     expect(failing.mta_sts).toMatchObject({ status: "ok", mode: "enforce", regressions: [] });
     expect(await policyOf()).toMatchObject({ status: "ok", collection: { failures: 2, error_class: "connect" } });
+    // The rule fired and the webhook received the alert, with the fetch's reason.
+    let inbox = await delivered();
+    expect(inbox).toHaveLength(1);
+    expect(JSON.stringify(inbox[0])).toContain("MTA-STS policy unreadable");
+    expect(JSON.stringify(inbox[0])).toContain(failing.collection.error_message);
 
     // A third failure changes nothing but the count.
     r = await run(lastRunAt() + 21 * 60_000);
     expect(r.summary.policy_fetch_failures).toBe(1);
     expect(collectionEvents(r)).toEqual([]);
+    inbox = await delivered();
+    expect(inbox).toHaveLength(1);
 
     // The host answers again: recovered, once, with the start of the failures it ended.
     await setPolicy({ body: `version: STSv1\r\nmode: enforce\r\nmx: mx1.${z}\r\nmax_age: 604800\r\n` });

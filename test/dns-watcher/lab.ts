@@ -37,6 +37,7 @@ export const uniqueZone = (prefix = "w") => `${prefix}${Date.now().toString(36)}
 // ---- one scheduled run, called directly (the code the Cron Trigger runs), so its summary and events can be read
 
 import { createDb } from "../../src/db/client";
+import { emitEvent } from "../../src/modules/alerting/contract";
 import { runDnsWatch, type DnsRunSummary, type DnsWatchSettings } from "../../src/modules/dns-watcher/resolver-run";
 import type { DnsWatcherEvent } from "../../src/modules/dns-watcher/events";
 import { call, type Org } from "../helpers";
@@ -55,8 +56,12 @@ let runClock = Date.now();
 /** The time of the last run (runs are a minute apart unless `at` is given). */
 export const lastRunAt = () => runClock;
 
-/** One run a minute after the previous one (or at `at`), against the lab unless `settings.resolverUrls` says otherwise. */
-export async function runWatch(settings: Partial<DnsWatchSettings> = {}, at?: number): Promise<WatchRun> {
+/**
+ * One run a minute after the previous one (or at `at`), against the lab unless
+ * `settings.resolverUrls` says otherwise. Its events are collected (`events`); with
+ * `alerting`, each also goes to alerting as the scheduled run sends it (rules, channels).
+ */
+export async function runWatch(settings: Partial<DnsWatchSettings> = {}, at?: number, opts: { alerting?: boolean } = {}): Promise<WatchRun> {
   let requests = 0;
   const events: DnsWatcherEvent[] = [];
   const countingFetch = ((input: RequestInfo | URL, init?: RequestInit) => {
@@ -81,7 +86,10 @@ export async function runWatch(settings: Partial<DnsWatchSettings> = {}, at?: nu
     },
     now: new Date(at ?? runClock),
     fetch: countingFetch,
-    emit: async (_org, event) => void events.push(event),
+    emit: async (organizationId, event) => {
+      events.push(event);
+      if (opts.alerting) await emitEvent(env as any, "dns-watcher", organizationId, event);
+    },
   });
   return { summary, requests, events, ms: Date.now() - started };
 }

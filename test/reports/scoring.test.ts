@@ -11,13 +11,15 @@ import { expectedCollectionWindowSeconds, formatDuration } from "../../src/modul
 import { AS_OF, PERIOD, moduleCoverage, scan, scenarioFacts, uncollected } from "./sample";
 
 describe("audit catalogue", () => {
-  it("holds the sixteen documented rules with their categories, severities and impacts", () => {
+  it("holds the eighteen documented rules with their categories, severities and impacts", () => {
     expect(AUDIT_RULES.map((r) => [r.category, r.title, r.severity, r.impact])).toEqual([
       ["dns", "DMARC policy weakened", "critical", 30],
       ["dns", "SPF overly permissive", "critical", 25],
       ["dns", "Critical apex records changed", "high", 15],
       ["dns", "Mail or nameserver records changed", "high", 12],
       ["dns", "DNSSEC validation regression", "high", 20],
+      ["dns", "DANE mismatch on a mail server", "critical", 25],
+      ["dns", "Mail transport security weakened", "high", 15],
       ["ct", "Recent CAA violations", "high", 20],
       ["certificates", "Expired certificates", "critical", 30],
       ["certificates", "Scan failures", "high", 15],
@@ -30,7 +32,7 @@ describe("audit catalogue", () => {
       ["coverage", "Modules without assets", "medium", 12],
       ["coverage", "Monitoring data stale", "high", 18],
     ]);
-    expect(new Set(AUDIT_RULES.map((r) => r.id)).size).toBe(16);
+    expect(new Set(AUDIT_RULES.map((r) => r.id)).size).toBe(18);
   });
 
   it("weights the categories 30/20/20/15/15 and maps every rule to each of the three frameworks", () => {

@@ -26,7 +26,12 @@ export type DnsCheckStatus = (typeof DNS_CHECK_STATUSES)[number];
 export const DNSSEC_STATUS_VALUES = ["validated", "insecure", "bogus", "unknown"] as const;
 /** record, dnssec, spf (see dns_history.kind) and email: a mail transport security regression (MTA-STS, TLS-RPT, DANE, DKIM, BIMI). */
 export const DNS_HISTORY_KINDS = ["record", "dnssec", "spf", "email"] as const;
-export const DNS_FACT_KINDS = ["dmarc_weakened", "dmarc_removed", "spf_allows_all", "apex_changed", "mx_changed", "ns_changed", "dnssec_failed"] as const;
+/**
+ * email_weakened: a mail transport security mechanism regressed (MTA-STS, TLS reporting,
+ * DANE records, DKIM keys); dane_mismatch: an MX host serves a chain its TLSA records do not
+ * match (dns-watcher/email/view.ts EMAIL_REGRESSION_FACTS says which regression is which).
+ */
+export const DNS_FACT_KINDS = ["dmarc_weakened", "dmarc_removed", "spf_allows_all", "apex_changed", "mx_changed", "ns_changed", "dnssec_failed", "email_weakened", "dane_mismatch"] as const;
 export type DnsFactKind = (typeof DNS_FACT_KINDS)[number];
 
 export const dnsDomains = sqliteTable(

@@ -485,7 +485,7 @@ export async function assessDomain(
   const email = emailRun
     ? await assessEmail(d, answers, emailRun, resolvedAt, emailIo)
     : NOTHING_ASSESSED(d.email);
-  for (const h of email.history) history.push({ kind: "email", setId: null, name: h.name, type: h.type, old: [], new: [], detail: h.detail, analysis: h.analysis, facts: [] });
+  for (const h of email.history) history.push({ kind: "email", setId: null, name: h.name, type: h.type, old: h.old, new: h.new, detail: h.detail, analysis: h.analysis, facts: h.facts });
   // The email view an event carries: built only when one goes out.
   const emailView = async (): Promise<EmailSecurityView | null> =>
     !d.emailChecks

@@ -23,9 +23,9 @@ import type { DOMAIN_SORT } from "./schema";
 import { parseStoredJson } from "./stored-json";
 import { domainCollection, recordSetCollection } from "./collection";
 import { selectorsOf, viewOf } from "./email/assess";
-import { servedOf } from "./email/served";
+import { storedEmailView } from "./email/summary";
 import { createMailServerMonitor } from "../cert-watcher/mail-server-contract";
-import { emailNames, mxHostsOf, NO_EMAIL_STATE, type EmailState } from "./email/view";
+import { emailNames, mxHostsOf, NO_EMAIL_STATE } from "./email/view";
 
 registerUsageCounter("dns_domains", (db, organizationId) => tenantDb(db, organizationId).count(dnsDomains));
 
@@ -243,8 +243,6 @@ export async function getDomain(t: Tenant, id: number) {
  * unknown, and says why; with them on, a record set not watched (deleted) reads as never observed.
  */
 async function emailSecurityOf(db: Db, d: DomainRow, sets: RecordSetRow[], dmarc: DmarcRecord | null) {
-  const valuesOf = (name: string, type: string) => parseStoredJson<string[]>(sets.find((s) => s.name === name && s.type === type)?.valuesJson ?? null);
-  const selectors = selectorsOf(d.domainName, sets);
   if (!d.emailChecks) {
     const view = await viewOf({ name: d.domainName, emailChecks: false }, () => null, NO_EMAIL_STATE, null, []);
     const off = "The email checks are off for this domain (email_checks): nothing is looked up.";
@@ -257,9 +255,7 @@ async function emailSecurityOf(db: Db, d: DomainRow, sets: RecordSetRow[], dmarc
       bimi: { ...view.bimi, findings: [off] },
     };
   }
-  const state = parseStoredJson<EmailState>(d.emailJson) ?? NO_EMAIL_STATE;
-  const served = await servedOf(db, d.organizationId, mxHostsOf(valuesOf(d.domainName, "MX") ?? []));
-  const view = await viewOf({ name: d.domainName, emailChecks: true }, valuesOf, state, dmarc, selectors, served);
+  const view = await storedEmailView(db, d, sets, dmarc);
   return { enabled: true, ...view, mail_server_offers: view.dane.hosts.filter((h) => h.served.monitor_id === null).map((h) => ({ host: h.host })) };
 }
 

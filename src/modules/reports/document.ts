@@ -21,6 +21,21 @@ export interface MonitoredAsset {
   last_collected_at: string | null;
   /** One line of detail: expiry, protocols, registrar, DNSSEC, last error. */
   detail: string;
+  /**
+   * A DNS domain with the email checks on: its mail transport security at generation, one
+   * entry per mechanism (the appendix's "Mail transport security" table). Absent for other
+   * assets and from reports stored before it was kept.
+   */
+  email?: MailMechanismState[];
+}
+
+/** One mail transport security mechanism of a domain as the report shows it. */
+export interface MailMechanismState {
+  /** "MTA-STS", "TLS reporting", "DANE", "DKIM", "BIMI". */
+  label: string;
+  /** unknown: not observed (the detail says why): never a pass, never "not published". */
+  status: "ok" | "missing" | "invalid" | "unknown";
+  detail: string;
 }
 
 /** A result as a document carries it: what each category could assess is not known (null) for a report generated before it was recorded. */

@@ -1,7 +1,7 @@
 /**
  * The audit catalogue as data, the one place it is written down: the five scoring
  * categories and their weights, the grade table, the framework references, and the
- * sixteen audit rules (docs/modules/reports.md) with the references each
+ * eighteen audit rules (docs/modules/reports.md) with the references each
  * maps to. The scoring engine (scoring.ts), the API (schema.ts) and the PDF read it.
  *
  * The references are informational. The mapping is our reading of what each
@@ -102,6 +102,17 @@ export const AUDIT_RULES = [
     id: "dns.dnssec_regression", category: "dns", title: "DNSSEC validation regression", severity: "high", impact: 20,
     condition: "at least one domain failed DNSSEC validation",
     references: ["CC6", "CC7", "A.8.20", "PR.DS", "DE.CM"],
+  },
+  {
+    id: "dns.dane_mismatch", category: "dns", title: "DANE mismatch on a mail server", severity: "critical", impact: 25,
+    condition: "an MX host served a certificate chain that none of its DNSSEC-validated TLSA records matches (senders that enforce DANE stop delivering to it)",
+    references: ["CC6", "CC7", "A.8.20", "PR.DS", "DE.CM"],
+  },
+  {
+    id: "dns.email_transport_weakened", category: "dns", title: "Mail transport security weakened", severity: "high", impact: 15,
+    condition:
+      "MTA-STS was lowered, removed or made unusable, TLS reporting was removed or broken, an MX host's TLSA records were removed or made unusable, or a DKIM key was removed, revoked, weakened or set to testing",
+    references: ["CC6", "CC8", "A.8.7", "A.8.20", "A.8.32", "PR.DS", "DE.CM"],
   },
   {
     id: "ct.caa_violations", category: "ct", title: "Recent CAA violations", severity: "high", impact: 20,

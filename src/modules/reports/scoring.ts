@@ -99,6 +99,8 @@ export const DNS_KIND_RULES: Record<DnsChangeKind, RuleId> = {
   mx_changed: "dns.mail_or_nameserver_changed",
   ns_changed: "dns.mail_or_nameserver_changed",
   dnssec_failed: "dns.dnssec_regression",
+  dane_mismatch: "dns.dane_mismatch",
+  email_weakened: "dns.email_transport_weakened",
 };
 const kindsOf = (rule: RuleId) => (Object.keys(DNS_KIND_RULES) as DnsChangeKind[]).filter((k) => DNS_KIND_RULES[k] === rule);
 
@@ -156,6 +158,9 @@ const EVALUATORS: Record<RuleId, (f: AuditFacts) => Evidence[]> = {
     }
     return out;
   },
+  // The watcher's verdict names the mechanism and what regressed; before/after are the subject's state (record, policy mode, TLSA records, key size).
+  "dns.dane_mismatch": dnsEvidence(kindsOf("dns.dane_mismatch"), (c) => `The chain served by the MX host of ${c.record_name} matches none of its TLSA records`),
+  "dns.email_transport_weakened": dnsEvidence(kindsOf("dns.email_transport_weakened"), (c) => `Mail transport security weakened at ${recordLabel(c)}`),
   "ct.caa_violations": (f) =>
     f.caa_violations.map((v) =>
       ev(

@@ -11690,7 +11690,7 @@ export type components = {
                     /** @description Whether what the host serves on port 25 (its certificate monitor's latest scans) matches its TLSA records (RFC 7672: DANE-EE against the server's certificate, DANE-TA against any certificate of the chain) */
                     served: {
                         /**
-                         * @description matched: every scanned address serves a chain a usable TLSA record matches; mismatch: some address serves a chain no record matches (critical: senders that enforce DANE stop delivering); not_scanned: no port-25 certificate monitor scanned the host yet; not_checked: scanned, nothing to compare (no usable DNSSEC-validated TLSA set, or no chain kept)
+                         * @description matched: every scanned address serves a chain a usable TLSA record matches; mismatch: some address serves a chain no record matches (critical: senders that enforce DANE stop delivering); not_scanned: no port-25 certificate monitor scanned the host yet; not_checked: scanned, but not compared (no usable DNSSEC-validated TLSA set, or an address whose latest scan failed or kept no chain: text says which and why)
                          * @enum {string}
                          */
                         status: "matched" | "mismatch" | "not_scanned" | "not_checked";

@@ -15,7 +15,7 @@ import { daneHostsOf } from "../run-lookups";
 import type { CollectionEventInput } from "../../../platform/collection";
 import { collectionRecordOf, policyAfterFetch, policyDue, policyUrl, tlsaAfterLookup, type PolicyFetchResult } from "./collect";
 import { parseMtaStsRecord } from "./mta-sts";
-import { emailNames, emailRegressions, emailSecurityView, mxHostsOf, tlsaName, type EmailMechanism, type EmailRegression, type EmailSecurityView, type EmailState, type ServedHost, type StoredTlsa, NEVER_ATTEMPTED } from "./view";
+import { emailFactsOf, emailNames, emailRegressions, emailSecurityView, mxHostsOf, subjectState, tlsaName, type EmailFactKind, type EmailMechanism, type EmailRegression, type EmailSecurityView, type EmailState, type ServedHost, type StoredTlsa, NEVER_ATTEMPTED } from "./view";
 
 export interface EmailRunContext {
   /** Fetches the domain's MTA-STS policy (collect.ts fetchMtaStsPolicy with the run's settings). */
@@ -29,8 +29,13 @@ export interface EmailRunContext {
 export interface EmailHistoryEntry {
   name: string;
   type: string | null;
+  /** The subject before and after, in short lines (view.ts subjectState). */
+  old: string[];
+  new: string[];
   detail: string;
   analysis: unknown;
+  /** What the weekly report counts of it (dns_change_facts kinds). */
+  facts: EmailFactKind[];
 }
 
 export interface EmailOutcome {
@@ -125,6 +130,9 @@ export function historyOfRegressions(domain: string, regressions: readonly Email
     const mechanism: EmailMechanism = rs[0].mechanism;
     return {
       ...subjectName(domain, rs[0]),
+      old: subjectState(before, mechanism, rs[0].subject),
+      new: subjectState(after, mechanism, rs[0].subject),
+      facts: emailFactsOf(rs),
       detail: rs.map((r) => r.text).join("; "),
       analysis: { email: { mechanism, subject: rs[0].subject, regressions: rs.map((r) => r.kind), previous: before[mechanism], current: after[mechanism] } },
     };

@@ -61,7 +61,7 @@ export const EmailSecuritySchema = z
             .object({
               status: z.enum(SERVED_STATUSES).openapi({
                 description:
-                  "matched: every scanned address serves a chain a usable TLSA record matches; mismatch: some address serves a chain no record matches (critical: senders that enforce DANE stop delivering); not_scanned: no port-25 certificate monitor scanned the host yet; not_checked: scanned, nothing to compare (no usable DNSSEC-validated TLSA set, or no chain kept)",
+                  "matched: every scanned address serves a chain a usable TLSA record matches; mismatch: some address serves a chain no record matches (critical: senders that enforce DANE stop delivering); not_scanned: no port-25 certificate monitor scanned the host yet; not_checked: scanned, but not compared (no usable DNSSEC-validated TLSA set, or an address whose latest scan failed or kept no chain: text says which and why)",
               }),
               monitor_id: z.number().int().nullable().openapi({ description: "The host's certificate monitor on port 25 with STARTTLS; null: none (offered in mail_server_offers)" }),
               checked_at: z.string().nullable().openapi({ description: "The newest scan compared; null when none" }),

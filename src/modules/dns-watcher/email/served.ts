@@ -7,13 +7,14 @@
  * compares its views before and after with the same served chains, email/assess.ts), or
  * the server starts serving another chain (an accepted scan: `daneScanObserver` below
  * compares the domain's view with the target's previous scan and with the new one). A
- * mismatch that appears is a history item of kind `email` (`_25._tcp.<mx>` TLSA) and a
- * `dns_changed` event with `dane.regressions` containing `mismatch`.
+ * mismatch that appears is a history item of kind `email` (`_25._tcp.<mx>` TLSA) with its
+ * `dane_mismatch` fact for the weekly report, and a `dns_changed` event with
+ * `dane.regressions` containing `mismatch`.
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { Bindings } from "../../../env";
 import type { Db } from "../../../db/client";
-import { dnsDomains, dnsHistory, dnsRecordSets } from "../../../db/schema";
+import { dnsChangeFacts, dnsDomains, dnsHistory, dnsRecordSets } from "../../../db/schema";
 import { logUnexpected } from "../../../platform/collection/log";
 import { emitEvent } from "../../alerting/contract";
 import type { AcceptedScan, DeploymentObserver } from "../../cert-watcher/deployment-contract";
@@ -75,22 +76,22 @@ async function mailServerScanned(env: Bindings, db: Db, scan: AcceptedScan): Pro
     const regressions = emailRegressions(before, after, d.domainName).filter((r) => r.mechanism === "dane");
     if (!regressions.length) continue;
     const history = historyOfRegressions(d.domainName, regressions, before, after);
-    // One item per scan and record (a result is accepted once per job: no guard beyond that).
+    // One item per scan and record (a result is accepted once per job: no guard beyond that),
+    // and the facts the weekly report reads (dns_change_facts), in the same batch.
+    const row = (h: (typeof history)[number]) => ({
+      organizationId: d.organizationId,
+      domainId: d.id,
+      observedAt: scan.scannedAt,
+      recordName: h.name,
+      recordType: h.type,
+      oldValues: JSON.stringify(h.old),
+      newValues: JSON.stringify(h.new),
+      detail: h.detail,
+    });
+    const facts = history.flatMap((h) => h.facts.map((kind) => ({ ...row(h), domainName: d.domainName, kind })));
     await db.batch([
-      db.insert(dnsHistory).values(
-        history.map((h) => ({
-          organizationId: d.organizationId,
-          domainId: d.id,
-          observedAt: scan.scannedAt,
-          kind: "email" as const,
-          recordName: h.name,
-          recordType: h.type,
-          oldValues: "[]",
-          newValues: "[]",
-          detail: h.detail,
-          analysisJson: JSON.stringify(h.analysis),
-        })),
-      ),
+      db.insert(dnsHistory).values(history.map((h) => ({ ...row(h), kind: "email" as const, analysisJson: JSON.stringify(h.analysis) }))),
+      ...(facts.length ? [db.insert(dnsChangeFacts).values(facts)] : []),
     ]);
     const spf = parseStoredJson<SpfAnalysis>(d.spfJson);
     const event = buildDnsChangeEvent({

@@ -9,6 +9,7 @@
  * the policy never fetched), `missing` (looked up, not published), `invalid` (published,
  * but senders or receivers would not use it as meant), `ok`.
  */
+import type { DnsFactKind } from "../../../db/schema/dns-watcher";
 import type { DmarcRecord } from "../dmarc";
 import { parseBimi, dmarcEnforcedForBimi, type BimiRecord } from "./bimi";
 import { parseDkimKey, type DkimKey } from "./dkim";
@@ -142,7 +143,8 @@ export interface DaneServedView {
    * matched: every scanned address serves a chain a usable TLSA record matches; mismatch:
    * some address serves a chain no record matches (senders that enforce DANE stop
    * delivering there); not_scanned: no certificate monitor scanned the host on port 25 yet;
-   * not_checked: scanned, but nothing to compare (no usable validated TLSA set, or no chain).
+   * not_checked: scanned, but not compared (no usable validated TLSA set, or an address whose
+   * latest scan failed or kept no chain; `text` and each target's `problem` say why).
    */
   status: ServedStatus;
   /** The host's certificate monitor (port 25, STARTTLS); null: none, one is offered. */
@@ -286,7 +288,17 @@ async function servedView(host: string, tlsa: { status: MechanismStatus; records
       text: `The certificate chain served by ${host} (${mismatched.map((t) => t.ip_address).join(", ")}) matches none of its TLSA records: senders that enforce DANE stop delivering mail to it. Publish a TLSA record for the certificate served, or serve the certificate the records name.`,
     };
   }
-  if (targets.every((t) => t.matched === null)) return { ...base, status: "not_checked", targets, text: `Not compared: ${targets.map((t) => `${t.ip_address}: ${t.problem}`).join("; ")}.` };
+  // An address whose scan failed or kept no chain was not compared: "matched" would vouch for it.
+  const unchecked = targets.filter((t) => t.matched === null);
+  if (unchecked.length) {
+    const matched = targets.filter((t) => t.matched === true).map((t) => t.ip_address);
+    return {
+      ...base,
+      status: "not_checked",
+      targets,
+      text: `Not compared: ${unchecked.map((t) => `${t.ip_address}: ${t.problem}`).join("; ")}.${matched.length ? ` (${matched.join(", ")} matches its TLSA records.)` : ""}`,
+    };
+  }
   return { ...base, status: "matched", targets, text: `The chain served by ${host} matches ${[...new Set(targets.map((t) => t.record).filter(Boolean))].join(", ")}.` };
 }
 
@@ -390,6 +402,61 @@ export const EMAIL_REGRESSIONS = {
   dkim: ["removed", "revoked", "weakened", "key_changed", "testing_enabled"],
   bimi: ["removed", "invalid", "changed"],
 } as const satisfies Record<EmailMechanism, readonly string[]>;
+
+/**
+ * What the weekly report counts of each regression: the kind of the `dns_change_facts` row
+ * written with its history item (the DNS watcher's facts contract). `dane_mismatch`: a
+ * served chain no TLSA record matches (critical: senders that enforce DANE stop delivering);
+ * `email_weakened`: a mechanism protects less, is broken or gone; null: a change that
+ * weakens nothing (a new DKIM key, another BIMI logo, BIMI itself, which shows a logo and
+ * protects no mail in transit) stays a history item and an event only.
+ */
+export const EMAIL_REGRESSION_FACTS: { [M in EmailMechanism]: Record<(typeof EMAIL_REGRESSIONS)[M][number], EmailFactKind | null> } = {
+  mta_sts: { removed: "email_weakened", record_invalid: "email_weakened", mode_lowered: "email_weakened", policy_invalid: "email_weakened", mx_not_covered: "email_weakened", changed_without_id: "email_weakened", max_age_short: "email_weakened" },
+  tls_rpt: { removed: "email_weakened", invalid: "email_weakened", reporting_removed: "email_weakened" },
+  dane: { removed: "email_weakened", unusable: "email_weakened", mismatch: "dane_mismatch" },
+  dkim: { removed: "email_weakened", revoked: "email_weakened", weakened: "email_weakened", key_changed: null, testing_enabled: "email_weakened" },
+  bimi: { removed: null, invalid: null, changed: null },
+};
+export type EmailFactKind = Extract<DnsFactKind, "email_weakened" | "dane_mismatch">;
+
+/** The facts of a group of regressions (one mechanism and subject), each kind once. */
+export function emailFactsOf(regressions: readonly EmailRegression[]): EmailFactKind[] {
+  const kinds = regressions.map((r) => (EMAIL_REGRESSION_FACTS[r.mechanism] as Record<string, EmailFactKind | null>)[r.kind] ?? null);
+  return [...new Set(kinds.filter((k): k is EmailFactKind => k !== null))].sort();
+}
+
+/**
+ * What a regression's subject looked like in a view, as short lines (a history item's and
+ * a fact's old and new values): the record, the policy's mode, the TLSA records and what
+ * the host serves, the key's type and size. Empty: nothing published.
+ */
+export function subjectState(view: EmailSecurityView, mechanism: EmailMechanism, subject: string): string[] {
+  switch (mechanism) {
+    case "mta_sts": {
+      const v = view.mta_sts;
+      const p = v.policy;
+      const policy = p.status === "ok" ? [`policy mode ${p.mode}, max_age ${p.max_age ?? "?"} s, mx ${p.mx.join(", ") || "none"}`] : p.status === "invalid" ? ["policy unusable"] : [];
+      return v.record ? [v.record, ...policy] : [];
+    }
+    case "tls_rpt":
+      return view.tls_rpt.record ? [view.tls_rpt.record] : [];
+    case "bimi":
+      return view.bimi.record ? [view.bimi.record] : [];
+    case "dkim": {
+      const k = view.dkim.selectors.find((s) => s.selector === subject);
+      if (!k || k.record === "") return [];
+      if (k.revoked) return ["revoked (empty p=)"];
+      return [k.bits ? `${k.key_type} ${k.bits} bits${k.testing ? ", testing (t=y)" : ""}` : k.record];
+    }
+    case "dane": {
+      const h = view.dane.hosts.find((x) => x.host === subject);
+      if (!h) return [];
+      const served = h.served.status === "matched" || h.served.status === "mismatch" ? [`served on port 25: ${h.served.status === "matched" ? "matches" : "matches no record"}`] : [];
+      return [...h.records.map(presentation), ...served];
+    }
+  }
+}
 
 export interface EmailRegression {
   mechanism: EmailMechanism;

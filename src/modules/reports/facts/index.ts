@@ -9,12 +9,16 @@
  * are read by (organization_id, observed_at) or (monitor_id, observed_at) ranges,
  * endpoint state through each target's pointer to its latest scan, and evidence is
  * cut to `evidenceLimit` items per rule in SQL (with exact counts beside it).
+ * A report (assets asked for) also reads each DNS domain's mail transport security at
+ * generation beside the batch (facts/email.ts: a few reads, the certificate watcher's
+ * served chains among them), for its appendix.
  */
 import type { BatchItem } from "drizzle-orm/batch";
 import type { MonitoredAsset } from "../document";
 import { readCertificates } from "./certificates";
 import { readCt } from "./ct";
 import { readDns } from "./dns";
+import { readEmailStates } from "./email";
 import { readRdap } from "./rdap";
 import { iso, type AuditScope } from "./scope";
 import type { AuditFacts } from "./types";
@@ -36,7 +40,7 @@ export async function readAudit(scope: AuditScope): Promise<AuditReading> {
   const rdapPlan = readRdap(scope);
   const plans = [dnsPlan, ctPlan, certificatesPlan, rdapPlan];
   const all = plans.flatMap((p) => p.statements);
-  const results = (await scope.t.db.batch(all as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
+  const [results, emailStates] = await Promise.all([scope.t.db.batch(all as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]) as Promise<unknown[]>, readEmailStates(scope)]);
   let at = 0;
   const slice = (n: number) => results.slice(at, (at += n));
   const dns = dnsPlan.read(slice(dnsPlan.statements.length));
@@ -56,7 +60,7 @@ export async function readAudit(scope: AuditScope): Promise<AuditReading> {
       coverage: readings.map((r) => r.coverage),
       counts: Object.assign({}, ...readings.map((r) => r.counts ?? {})),
     },
-    assets: readings.flatMap((r) => r.assets),
+    assets: readings.flatMap((r) => r.assets).map((a) => (a.module === "dns-watcher" && emailStates.has(a.asset) ? { ...a, email: emailStates.get(a.asset) } : a)),
     shared_sources: readings.flatMap((r) => r.sources ?? []),
     statements: all.length,
   };

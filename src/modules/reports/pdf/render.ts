@@ -27,13 +27,13 @@ import { Buffer } from "node:buffer";
 import fontkit from "@pdf-lib/fontkit";
 import { PDFDocument, PDFHexString, rgb, type PDFFont, type PDFPage, type RGB } from "pdf-lib";
 import { CATEGORIES, FRAMEWORKS, AUDIT_RULES, GRADES, MODULE_LABELS, REFERENCES, SEVERITIES, type Grade, type Severity } from "../rules";
-import type { AssetStatus, MonitoredAsset, ReportDocument } from "../document";
+import type { AssetStatus, MailMechanismState, MonitoredAsset, ReportDocument } from "../document";
 import { provisionalNote, scoreHeadline, unassessedCategories, type CategoryStatus, type CategoryStatusValue } from "../category-status";
 import { gradeOf, limitEvidence, type Evidence, type Finding } from "../scoring";
 import { formatDuration } from "../freshness";
 import type { MonitoringModule } from "../../../platform/permissions";
 import * as fontData from "./fonts/fonts.generated";
-import { formatDate, formatUtc, truncateText, wrapText } from "./text";
+import { formatDate, formatUtc, truncateText, visibleText, wrapText } from "./text";
 
 // ---------------------------------------------------------------------------
 // Page geometry, palette, type scale
@@ -312,7 +312,8 @@ function table(
   rows.forEach((row, r) => {
     const laid = row.map((cell, i) => {
       const style: TextStyle = { font: w.f[cell.font ?? "regular"], size: cell.size ?? size, color: cell.color ?? COLOR.ink };
-      return { style, lines: w.lines(cell.text, style, widths[i] - 2 * pad) };
+      // Cells hold monitored values (asset names, details): their control characters are shown, never obeyed.
+      return { style, lines: w.lines(visibleText(cell.text), style, widths[i] - 2 * pad) };
     });
     const rowH = Math.max(...laid.map((l) => l.lines.length * w.lineHeight(l.style))) + 2 * pad - 2;
     if (w.y + rowH > PAGE_H - MARGIN.bottom) {
@@ -534,16 +535,17 @@ function evidenceLayout(w: Writer, e: Evidence, width: number) {
   const mono = { font: w.f.mono, size: 7.8, color: COLOR.ink };
   const labelW = 58;
   const meta: { label: string; value: string; style: TextStyle; lines: string[] }[] = [];
+  // Evidence quotes monitored data (record values, subjects, remarks): its control characters are shown, never obeyed.
   const add = (label: string, value: string | null, style: TextStyle) => {
     if (value === null || value === "") return;
-    meta.push({ label, value, style, lines: w.lines(value, style, width - labelW) });
+    meta.push({ label, value, style, lines: w.lines(visibleText(value), style, width - labelW) });
   };
   add("Observed", e.observed_at ? formatUtc(e.observed_at) : null, labelStyle);
   add("SHA-256", e.fingerprint, mono);
   add("Before", e.old_value, mono);
   add("After", e.new_value, mono);
-  const assetLines = w.lines(e.asset, asset, width);
-  const detailLines = w.lines(e.detail, detail, width);
+  const assetLines = w.lines(visibleText(e.asset), asset, width);
+  const detailLines = w.lines(visibleText(e.detail), detail, width);
   const height =
     assetLines.length * w.lineHeight(asset) +
     detailLines.length * w.lineHeight(detail) +
@@ -849,6 +851,46 @@ function sharedSourcesAppendix(w: Writer, d: ReportDocument): void {
   );
 }
 
+/** How a mechanism's status reads in the report: `unknown` is "Not observed", never a pass and never "not published". */
+const MAIL_STATUS: Record<MailMechanismState["status"], { words: string; color: RGB }> = {
+  ok: { words: "OK", color: STATUS_COLOR.ok },
+  missing: { words: "Not published", color: STATUS_COLOR.attention },
+  invalid: { words: "Invalid", color: STATUS_COLOR.problem },
+  unknown: { words: "Not observed", color: STATUS_COLOR.pending },
+};
+
+/** The DNS domains with the email checks on: each mail transport security mechanism at generation, with what was seen or why not. */
+function mailAppendix(w: Writer, assets: readonly MonitoredAsset[]): void {
+  const domains = assets.filter((a) => a.email && a.email.length > 0);
+  if (domains.length === 0) return;
+  w.y += 6;
+  subHeading(w, "Mail transport security", `${domains.length} ${domains.length === 1 ? "domain" : "domains"} with the email checks on`);
+  w.paragraph(
+    "Each mechanism as last observed by the DNS watcher at generation. Not observed means the record was not resolved or the policy not fetched (the reason is given): it is not a pass. Record text is quoted as published.",
+    { font: w.f.regular, size: 8.5, color: COLOR.muted },
+    { after: 8 },
+  );
+  table(
+    w,
+    [
+      { title: "Domain", width: 0.24 },
+      { title: "Mechanism", width: 0.14 },
+      { title: "State", width: 0.14 },
+      { title: "Details", width: 0.48 },
+    ],
+    domains.flatMap((a) =>
+      a.email!.map((m, i) => [
+        { text: i === 0 ? a.asset : "", font: "bold" as const },
+        { text: m.label },
+        { text: MAIL_STATUS[m.status].words, font: "bold" as const, color: MAIL_STATUS[m.status].color },
+        { text: m.detail, color: COLOR.muted },
+      ]),
+    ),
+    { size: 8, continued: "Mail transport security" },
+  );
+  w.y += 16;
+}
+
 function appendix(w: Writer, d: ReportDocument): void {
   w.addPage();
   sectionHeading(
@@ -882,6 +924,7 @@ function appendix(w: Writer, d: ReportDocument): void {
       { size: 8, continued: MODULE_LABELS[module] },
     );
     w.y += 16;
+    if (module === "dns-watcher") mailAppendix(w, assets);
   }
 }
 

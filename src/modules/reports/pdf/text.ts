@@ -91,3 +91,20 @@ export function formatDate(iso: string): string {
   const t = Date.parse(iso);
   return Number.isNaN(t) ? iso : new Date(t).toISOString().slice(0, 10);
 }
+
+/**
+ * `text` with the characters that would change how it reads made visible, for values that
+ * come from monitored data (TXT records, policies, certificate subjects, registry remarks,
+ * all written by whoever controls them): a line break would start a line of its own inside
+ * an evidence item (a forged "Observed" line), a bidirectional override would reorder what
+ * follows it. Each becomes its escape (`\n`, `\r`, `\u202E`), a tab a space.
+ */
+export function visibleText(text: string): string {
+  // C0 and C1 controls, DEL, and the bidirectional marks, embeddings, overrides and isolates.
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (ch) => {
+    if (ch === "\t") return " ";
+    if (ch === "\n") return "\\n";
+    if (ch === "\r") return "\\r";
+    return `\\u${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+  });
+}

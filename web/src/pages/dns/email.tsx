@@ -128,7 +128,17 @@ export function EmailSecurityPanel(props: { domainId: number; domain: string; em
               )}
               {p.collection.failures > 0 && (
                 <div class="collection-error">
-                  policy fetch failing since <Time iso={p.collection.failing_since} />: {p.collection.error}
+                  {/* One failure is not yet "failing" (platform/collection): say when it was, not "since never". */}
+                  {p.collection.failing_since ? (
+                    <>
+                      policy fetch failing since <Time iso={p.collection.failing_since} />
+                    </>
+                  ) : (
+                    <>
+                      policy fetch failed <Time iso={p.collection.last_attempt_at} />
+                    </>
+                  )}
+                  : {p.collection.error}
                 </div>
               )}
             </Mechanism>,
@@ -187,7 +197,7 @@ export function EmailSecurityPanel(props: { domainId: number; domain: string; em
           ],
           [
             "BIMI",
-            <Mechanism name="bimi" status={e.bimi.status} findings={e.bimi.findings}>
+            <Mechanism name="bimi" status={e.bimi.status} findings={[...e.bimi.errors, ...e.bimi.findings]}>
               {e.bimi.location && <>logo {e.bimi.location}{e.bimi.authority ? `, evidence ${e.bimi.authority}` : ""}</>}
             </Mechanism>,
           ],
