@@ -90,7 +90,7 @@ async function attemptDelivery(db: Db, config: Config, open: (c: Channel) => Pro
   }
 }
 
-/** One delivery's outcome, as a row of the run's outcome statement (OUTCOME_COLUMNS, in order). */
+/** One delivery's outcome, as a row of the run's outcome statement (its JSON array, read by position in `outcomeStatement`). */
 type OutcomeRow = [id: number, attemptsRead: number, status: string, attempts: number, lastError: string | null, responseStatus: number | null, attemptLog: DeliveryAttempt[], deliveredAt: string | null, nextAttemptAt: string | null];
 
 /**
