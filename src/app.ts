@@ -8,7 +8,7 @@ import { HTTPException } from "hono/http-exception";
 import { bodyLimit } from "hono/body-limit";
 import { createDb } from "./db/client";
 import { loadConfig } from "./env";
-import { authenticate } from "./platform/auth";
+import { authenticate, connectAgentResolver } from "./platform/auth";
 import { browserHardening } from "./platform/browser-hardening";
 import { clientAddress } from "./platform/client-ip";
 import { CLOCK_HEADER, requestNow } from "./platform/clock";
@@ -28,6 +28,17 @@ import { registerDnsWatcherRoutes } from "./modules/dns-watcher/routes";
 import { registerReportRoutes } from "./modules/reports/routes";
 import { registerInventory } from "./modules/inventory/routes";
 import { isForeignKeyViolation } from "./platform/db-errors";
+import { connectUsageCounters } from "./platform/quotas";
+import { resolveAgent } from "./modules/cert-watcher/agents";
+import { certMonitorUsage } from "./modules/cert-watcher/monitor-service";
+import { connectDeploymentObserver } from "./modules/cert-watcher/deployment-contract";
+import { ctFilterUsage } from "./modules/ct-log/filter-service";
+import { connectIssuanceLifecycle } from "./modules/ct-log/lifecycle-contract";
+import { dnsDomainUsage } from "./modules/dns-watcher/service";
+import { daneScanObserver } from "./modules/dns-watcher/email/served";
+import { deploymentObserver, issuanceLifecycle } from "./modules/inventory/lifecycle";
+import { ruleListUsage } from "./modules/lists/service";
+import { rdapMonitorUsage } from "./modules/rdap/service";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -38,7 +49,24 @@ function errorResponse(err: ApiError): Response {
   });
 }
 
+/**
+ * The modules' connections to the platform and to each other, in this one place (no file
+ * connects anything by being imported): who counts each quota resource, who resolves a
+ * scanner agent's token, who hears of accepted scans (the DNS watcher's DANE check of
+ * mail servers, the inventory) and of certificates the CT fan-out publishes (the
+ * inventory). Every Worker entry point of this bundle (HTTP, Cron, queue, the Durable
+ * Objects) runs after `createApp()` in src/index.ts has called it.
+ */
+export function connectModules(): void {
+  connectUsageCounters({ ct_filters: ctFilterUsage, rdap_monitors: rdapMonitorUsage, cert_monitors: certMonitorUsage, dns_domains: dnsDomainUsage, rule_lists: ruleListUsage });
+  connectAgentResolver(resolveAgent);
+  connectDeploymentObserver(daneScanObserver);
+  connectDeploymentObserver(deploymentObserver);
+  connectIssuanceLifecycle(issuanceLifecycle);
+}
+
 export function createApp() {
+  connectModules();
   const app = new OpenAPIHono<AppEnv>({
     // zod failures of params, query or body: 400 validation_error with per-field details.
     defaultHook: (result, _c) => {

@@ -115,14 +115,14 @@ export async function resolveBearer(db: Db, bearer: string, now: Date): Promise<
 }
 
 /**
- * Agents are not users: the module that owns them registers how their tokens are
- * resolved, so authentication (and with it rate limiting) knows them without the
- * platform depending on that module.
+ * Agents are not users: how their tokens are resolved is the cert-watcher module's,
+ * connected when the app is built (src/app.ts `connectModules`), so authentication (and
+ * with it rate limiting) knows them without the platform depending on that module.
  */
 export type AgentResolver = (db: Db, bearer: string, now: Date) => Promise<AgentPrincipal | ApiError>;
 let agentResolver: AgentResolver | null = null;
 
-export function registerAgentResolver(resolver: AgentResolver): void {
+export function connectAgentResolver(resolver: AgentResolver): void {
   agentResolver = resolver;
 }
 

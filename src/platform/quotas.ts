@@ -36,24 +36,25 @@ export const TIER_LIMITS: Record<Tier, Record<QuotaResource, number>> = {
 /** Counts an organization's current usage of one resource. */
 export type UsageCounter = (db: Db, organizationId: number) => Promise<number>;
 
-const counters = new Map<QuotaResource, UsageCounter>();
+/** The organization-wide resources (a list's entries are counted per list). */
+export type CountedResource = Exclude<QuotaResource, "entries_per_list">;
 
-/** Modules call this once at import time for the resources they own. */
-export function registerUsageCounter(resource: QuotaResource, counter: UsageCounter): void {
-  counters.set(resource, counter);
-}
+let counters: Record<CountedResource, UsageCounter> | null = null;
 
 /**
- * Usage per organization-wide resource. A resource whose module is not part of
- * this build has no rows, hence 0. (`entries_per_list` is per list, not summed.)
+ * Connected once when the app is built (src/app.ts `connectModules`), each counter from
+ * the module that owns its table; the record's type makes a resource without a counter
+ * a compile error.
  */
+export function connectUsageCounters(all: Record<CountedResource, UsageCounter>): void {
+  counters = all;
+}
+
+/** Usage per organization-wide resource (`entries_per_list` is per list, not summed). */
 export async function usageOf(db: Db, organizationId: number): Promise<Partial<Record<QuotaResource, number>>> {
+  if (!counters) throw new Error("usage counters are not connected (src/app.ts connectModules)");
   const out: Partial<Record<QuotaResource, number>> = {};
-  for (const r of QUOTA_RESOURCES) {
-    if (r === "entries_per_list") continue;
-    const counter = counters.get(r);
-    out[r] = counter ? await counter(db, organizationId) : 0;
-  }
+  for (const [r, counter] of Object.entries(counters) as [CountedResource, UsageCounter][]) out[r] = await counter(db, organizationId);
   return out;
 }
 

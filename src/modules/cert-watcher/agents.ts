@@ -16,7 +16,6 @@ import type { ScanResult } from "@trust-plane/scan-contract";
 import type { Bindings } from "../../env";
 import type { Db } from "../../db/client";
 import { certAgents, certMonitors, certScanJobs, certScans, certTargets } from "../../db/schema";
-import { registerAgentResolver } from "../../platform/auth";
 import type { AgentPrincipal } from "../../platform/context";
 import { ApiError, notFound, unauthorized } from "../../platform/errors";
 import { generateSecret, hashSecret, parseSecret, TOKEN_PREFIX_LENGTH } from "../../platform/secrets";
@@ -96,7 +95,6 @@ export async function resolveAgent(db: Db, bearer: string, now: Date): Promise<A
   }
   return { agentId: a.id, organizationId: a.organizationId };
 }
-registerAgentResolver(resolveAgent);
 
 /** A job with its target and monitor, of the organization. */
 function jobsWithTargets(t: Tenant, ...conditions: Parameters<Tenant["where"]>[1][]) {

@@ -46,7 +46,7 @@ export interface DeploymentObserver {
 /** The inventory, and the DNS watcher's DANE check of mail servers (each connects once). */
 const connected: DeploymentObserver[] = [];
 
-/** Called once by each observer when the app is built (src/app.ts). */
+/** Called once per observer when the app is built (src/app.ts `connectModules`). */
 export function connectDeploymentObserver(observer: DeploymentObserver): void {
   if (!connected.includes(observer)) connected.push(observer);
 }

@@ -9,13 +9,14 @@ import { asc, eq, sql, type SQL } from "drizzle-orm";
 import { certMonitors, certScanJobs, certScans, certTargets } from "../../db/schema";
 import { badRequest } from "../../platform/errors";
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
-import { registerUsageCounter } from "../../platform/quotas";
+import type { UsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { tellMonitorsChanged } from "./deployment-contract";
 import { duplicateMonitor, ipsOf, MAX_TARGETS_PER_MONITOR, settingsOf, type MonitorSettingsInput } from "./monitor-input";
 import { monitorOf, monitorView, scanningView, targetsWithScans, targetView, viewContext } from "./views";
 
-registerUsageCounter("cert_monitors", (db, organizationId) => tenantDb(db, organizationId).count(certMonitors));
+/** The `cert_monitors` quota's usage (connected in src/app.ts). */
+export const certMonitorUsage: UsageCounter = (db, organizationId) => tenantDb(db, organizationId).count(certMonitors);
 
 export type MonitorSort = "cn" | "enabled" | "target" | "port" | "last_scan_time" | "created_at";
 

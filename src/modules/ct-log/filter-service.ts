@@ -10,7 +10,7 @@ import { eq, isNull } from "drizzle-orm";
 import { ctFilters } from "../../db/schema";
 import { ApiError, badRequest, notFound } from "../../platform/errors";
 import { direction, pageOffset, readPage } from "../../platform/paging";
-import { registerUsageCounter } from "../../platform/quotas";
+import type { UsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { bumpFilterGeneration } from "./filter-source";
 import { parseFilterPattern } from "./filters/pattern";
@@ -22,7 +22,8 @@ import { pageOf, type PageQuery } from "./listing";
 /** Filters that are not deleted: they are listed, unique and counted toward the quota (docs/decisions.md#uniqueness). */
 const notDeleted = isNull(ctFilters.deletedAt);
 const liveUsage = (t: Tenant) => t.usage(ctFilters, notDeleted);
-registerUsageCounter("ct_filters", (db, organizationId) => tenantDb(db, organizationId).count(ctFilters, notDeleted));
+/** The `ct_filters` quota's usage: live filters (connected in src/app.ts). */
+export const ctFilterUsage: UsageCounter = (db, organizationId) => tenantDb(db, organizationId).count(ctFilters, notDeleted);
 
 type FilterRecord = typeof ctFilters.$inferSelect;
 

@@ -63,7 +63,7 @@ export interface IssuanceLifecycle {
 
 let connected: IssuanceLifecycle | null = null;
 
-/** Called once by the inventory when the app is built (src/app.ts). */
+/** The inventory, connected when the app is built (src/app.ts `connectModules`). */
 export function connectIssuanceLifecycle(lifecycle: IssuanceLifecycle): void {
   connected = lifecycle;
 }

@@ -7,8 +7,6 @@ import { tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import * as s from "./schema";
 import * as dns from "./service";
-import { connectDeploymentObserver } from "../cert-watcher/deployment-contract";
-import { daneScanObserver } from "./email/served";
 
 const tags = ["DNS watcher"];
 const view = { permission: "dns-watcher:view_monitoring" } as const;
@@ -84,8 +82,6 @@ export const createMailServerMonitor = defineRoute({
 
 export function registerDnsWatcherRoutes(app: OpenAPIHono<AppEnv>) {
   const t = tenantOf;
-  // Scans of MX hosts on port 25 are matched against their DANE TLSA records (email/served.ts).
-  connectDeploymentObserver(daneScanObserver);
   app.openapi(createMailServerMonitor, async (c) => c.json(await dns.createMailServerMonitorOf(t(c), c.req.valid("param").domain_id, c.req.valid("json"), c.get("now")), 201));
   app.openapi(listDomains, async (c) => c.json(await dns.listDomains(t(c), c.req.valid("query")), 200));
   app.openapi(createDomain, async (c) => c.json(await dns.createDomain(t(c), c.req.valid("json"), c.get("now")), 201));

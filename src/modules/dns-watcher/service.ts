@@ -10,7 +10,7 @@ import { dnsDomains, dnsHistory, dnsRecordSets } from "../../db/schema/dns-watch
 import { isForeignKeyViolation, isQuotaGuard, isUniqueViolation } from "../../platform/db-errors";
 import { badRequest, conflict, invalidField, notFound, quotaExceeded } from "../../platform/errors";
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
-import { registerUsageCounter } from "../../platform/quotas";
+import type { UsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import type { Db } from "../../db/client";
 import { collectionView, nextAttemptWhenEnabled, nextScheduledRun } from "../../platform/collection";
@@ -27,7 +27,8 @@ import { storedEmailView } from "./email/summary";
 import { createMailServerMonitor } from "../cert-watcher/mail-server-contract";
 import { emailNames, mxHostsOf, NO_EMAIL_STATE } from "./email/view";
 
-registerUsageCounter("dns_domains", (db, organizationId) => tenantDb(db, organizationId).count(dnsDomains));
+/** The `dns_domains` quota's usage (connected in src/app.ts). */
+export const dnsDomainUsage: UsageCounter = (db, organizationId) => tenantDb(db, organizationId).count(dnsDomains);
 
 /**
  * Record sets one domain may watch (the default 7 included): enough for the mail and

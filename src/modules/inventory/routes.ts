@@ -6,9 +6,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { tenantOf, type AppEnv } from "../../platform/context";
 import { defineRoute, json, type Access } from "../../platform/route";
-import { connectIssuanceLifecycle } from "../ct-log/lifecycle-contract";
-import { connectDeploymentObserver } from "../cert-watcher/deployment-contract";
-import { deploymentObserver, issuanceLifecycle } from "./lifecycle";
 import * as s from "./schema";
 import * as inventory from "./service";
 
@@ -41,10 +38,8 @@ export const getCertificate = defineRoute({
   access: view, request: { params: s.Sha256Param }, responses: { 200: json(s.CertificateDetail) },
 });
 
-/** Registers the endpoints and connects the inventory to what it listens to (the CT fan-out, accepted scans). */
+/** Registers the endpoints (what the inventory listens to is connected in src/app.ts `connectModules`). */
 export function registerInventory(app: OpenAPIHono<AppEnv>) {
-  connectIssuanceLifecycle(issuanceLifecycle);
-  connectDeploymentObserver(deploymentObserver);
   app.openapi(listHostnames, async (c) => c.json(await inventory.listHostnames(c.env, tenantOf(c), c.req.valid("query"), c.get("now")), 200));
   app.openapi(getHostname, async (c) => c.json(await inventory.hostnameDetail(c.env, tenantOf(c), c.req.valid("param").hostname, c.get("now")), 200));
   app.openapi(getCertificate, async (c) => c.json(await inventory.certificateDetail(tenantOf(c), c.req.valid("param").sha256), 200));

@@ -12,12 +12,13 @@
 import { asc, count, eq, inArray, sql } from "drizzle-orm";
 import { alertRuleLists, alertRules, ruleListEntries, ruleLists } from "../../db/schema";
 import { badRequest, conflict, notFound, quotaExceeded, type ErrorDetail } from "../../platform/errors";
-import { registerUsageCounter, TIER_LIMITS, type Tier } from "../../platform/quotas";
+import { TIER_LIMITS, type Tier, type UsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import type { ListType } from "../../db/schema";
 import { normalizeEntries, validateListName } from "./normalize";
 
-registerUsageCounter("rule_lists", (db, organizationId) => tenantDb(db, organizationId).count(ruleLists));
+/** The `rule_lists` quota's usage (connected in src/app.ts). */
+export const ruleListUsage: UsageCounter = (db, organizationId) => tenantDb(db, organizationId).count(ruleLists);
 
 /** Normalizes a batch; invalid values are a 400, duplicates within it a 409. */
 function normalizedOrThrow(listType: ListType, raws: string[]): string[] {

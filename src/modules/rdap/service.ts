@@ -9,7 +9,7 @@ import type { Db } from "../../db/client";
 import { rdapHistory, rdapMonitors, rdapSnapshots } from "../../db/schema/rdap";
 import { badRequest, notFound } from "../../platform/errors";
 import { direction, limitOffsetBody, readPage } from "../../platform/paging";
-import { registerUsageCounter } from "../../platform/quotas";
+import type { UsageCounter } from "../../platform/quotas";
 import { tenantDb, type Tenant } from "../../platform/tenant";
 import { collectionView, nextAttemptWhenEnabled, nextScheduledRun } from "../../platform/collection";
 import { normalizeDomain } from "../../platform/net/domain";
@@ -17,7 +17,8 @@ import { diffSnapshots } from "./diff";
 import { monitorCollection } from "./collection";
 import type { CHANGE_SORT, MONITOR_SORT } from "./schema";
 
-registerUsageCounter("rdap_monitors", (db, organizationId) => tenantDb(db, organizationId).count(rdapMonitors));
+/** The `rdap_monitors` quota's usage (connected in src/app.ts). */
+export const rdapMonitorUsage: UsageCounter = (db, organizationId) => tenantDb(db, organizationId).count(rdapMonitors);
 
 /** The stored form of a monitored name (lowercase A-label, no trailing dot), or a 400 naming `field`. */
 export function monitoredName(raw: string, field = "domain_name"): string {
