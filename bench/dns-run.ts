@@ -64,7 +64,7 @@ import { join } from "node:path";
 import { unstable_startWorker } from "wrangler";
 import { createDohClient } from "../src/platform/dns/doh";
 import type { WatchedRecordType } from "../src/platform/dns/presentation";
-import { DEFAULT_RECORD_SETS, EMAIL_RECORD_SETS } from "../src/modules/dns-watcher/service";
+import { DEFAULT_RECORD_SETS, EMAIL_RECORD_SETS } from "../src/modules/dns-watcher/record-set-service";
 import { emailNames, tlsaName } from "../src/modules/dns-watcher/email/view";
 import type { DnsRunSummary } from "../src/modules/dns-watcher/resolver-run";
 import { startDnsLab } from "../test/fixtures/dns-lab";

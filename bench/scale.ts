@@ -50,7 +50,7 @@ import { tenantDb } from "../src/platform/tenant";
 import { securityOverview } from "../src/modules/reports/overview-service";
 import { listMatches } from "../src/modules/ct-log/match-service";
 import { scanHistory } from "../src/modules/cert-watcher/scan-service";
-import { history as dnsHistory } from "../src/modules/dns-watcher/service";
+import { history as dnsHistory } from "../src/modules/dns-watcher/history-service";
 import { history as rdapHistory } from "../src/modules/rdap/service";
 import { listHistory as alertHistory } from "../src/modules/alerting/service";
 import { listAuditLogs } from "../src/modules/admin/service";

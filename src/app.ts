@@ -34,7 +34,7 @@ import { certMonitorUsage } from "./modules/cert-watcher/monitor-service";
 import { connectDeploymentObserver } from "./modules/cert-watcher/deployment-contract";
 import { ctFilterUsage } from "./modules/ct-log/filter-service";
 import { connectIssuanceLifecycle } from "./modules/ct-log/lifecycle-contract";
-import { dnsDomainUsage } from "./modules/dns-watcher/service";
+import { dnsDomainUsage } from "./modules/dns-watcher/domain-service";
 import { daneScanObserver } from "./modules/dns-watcher/email/served";
 import { deploymentObserver, issuanceLifecycle } from "./modules/inventory/lifecycle";
 import { ruleListUsage } from "./modules/lists/service";

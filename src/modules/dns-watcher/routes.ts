@@ -6,7 +6,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { tenantOf, type AppEnv } from "../../platform/context";
 import { body, defineRoute, json } from "../../platform/route";
 import * as s from "./schema";
-import * as dns from "./service";
+import * as domains from "./domain-service";
+import * as changes from "./history-service";
+import * as recordSets from "./record-set-service";
 
 const tags = ["DNS watcher"];
 const view = { permission: "dns-watcher:view_monitoring" } as const;
@@ -54,7 +56,7 @@ export const addRecord = defineRoute({
   method: "post", path: "/api/dns-watcher/domains/{domain_id}/records", tags, summary: "Watch a record set",
   description:
     "`name` is the domain (or `@`), a full name below it, or a name relative to it: a single label (`www`) or a name with underscore labels (`_mta-sts`, `s1._domainkey`, `default._bimi`, `_25._tcp.mail`). " +
-    `A wildcard, a name outside the domain or an unknown type is 400 naming the field; an already watched (name, type) is 409; a domain watches at most ${dns.MAX_RECORD_SETS_PER_DOMAIN} record sets (403 \`quota_exceeded\`).`,
+    `A wildcard, a name outside the domain or an unknown type is 400 naming the field; an already watched (name, type) is 409; a domain watches at most ${recordSets.MAX_RECORD_SETS_PER_DOMAIN} record sets (403 \`quota_exceeded\`).`,
   access: { permission: "dns-watcher:update_monitoring" }, audit: { action: "dns_record_set.create", targetType: "dns_record_set" },
   request: { params: s.DomainIdParam, body: body(s.CreateRecordSet) }, responses: { 201: json(s.RecordSetCreated, "Created") },
 });
@@ -82,14 +84,14 @@ export const createMailServerMonitor = defineRoute({
 
 export function registerDnsWatcherRoutes(app: OpenAPIHono<AppEnv>) {
   const t = tenantOf;
-  app.openapi(createMailServerMonitor, async (c) => c.json(await dns.createMailServerMonitorOf(t(c), c.req.valid("param").domain_id, c.req.valid("json"), c.get("now")), 201));
-  app.openapi(listDomains, async (c) => c.json(await dns.listDomains(t(c), c.req.valid("query")), 200));
-  app.openapi(createDomain, async (c) => c.json(await dns.createDomain(t(c), c.req.valid("json"), c.get("now")), 201));
-  app.openapi(getDomain, async (c) => c.json((await dns.getDomain(t(c), c.req.valid("param").domain_id)) as never, 200));
-  app.openapi(updateDomain, async (c) => c.json(await dns.updateDomain(t(c), c.req.valid("param").domain_id, c.req.valid("json"), c.get("now")), 200));
-  app.openapi(deleteDomain, async (c) => c.json(await dns.deleteDomain(t(c), c.req.valid("param").domain_id), 200));
-  app.openapi(listRecords, async (c) => c.json((await dns.listRecordSets(t(c), c.req.valid("param").domain_id)) as never, 200));
-  app.openapi(addRecord, async (c) => c.json(await dns.addRecordSet(t(c), c.req.valid("param").domain_id, c.req.valid("json"), c.get("now")), 201));
-  app.openapi(deleteRecord, async (c) => c.json(await dns.deleteRecordSet(t(c), c.req.valid("param").domain_id, c.req.valid("param").record_id), 200));
-  app.openapi(domainHistory, async (c) => c.json((await dns.history(t(c), c.req.valid("param").domain_id, c.req.valid("query"))) as never, 200));
+  app.openapi(createMailServerMonitor, async (c) => c.json(await domains.createMailServerMonitorOf(t(c), c.req.valid("param").domain_id, c.req.valid("json"), c.get("now")), 201));
+  app.openapi(listDomains, async (c) => c.json(await domains.listDomains(t(c), c.req.valid("query")), 200));
+  app.openapi(createDomain, async (c) => c.json(await domains.createDomain(t(c), c.req.valid("json"), c.get("now")), 201));
+  app.openapi(getDomain, async (c) => c.json((await domains.getDomain(t(c), c.req.valid("param").domain_id)) as never, 200));
+  app.openapi(updateDomain, async (c) => c.json(await domains.updateDomain(t(c), c.req.valid("param").domain_id, c.req.valid("json"), c.get("now")), 200));
+  app.openapi(deleteDomain, async (c) => c.json(await domains.deleteDomain(t(c), c.req.valid("param").domain_id), 200));
+  app.openapi(listRecords, async (c) => c.json((await recordSets.listRecordSets(t(c), c.req.valid("param").domain_id)) as never, 200));
+  app.openapi(addRecord, async (c) => c.json(await recordSets.addRecordSet(t(c), c.req.valid("param").domain_id, c.req.valid("json"), c.get("now")), 201));
+  app.openapi(deleteRecord, async (c) => c.json(await recordSets.deleteRecordSet(t(c), c.req.valid("param").domain_id, c.req.valid("param").record_id), 200));
+  app.openapi(domainHistory, async (c) => c.json((await changes.history(t(c), c.req.valid("param").domain_id, c.req.valid("query"))) as never, 200));
 }
