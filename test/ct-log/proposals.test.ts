@@ -8,6 +8,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { ctProposals } from "../../src/db/schema";
+import { proposeCertMonitors } from "../../src/modules/ct-log/lifecycle-contract";
+import { and, eq } from "drizzle-orm";
 import { call, createToken, expectError, signup } from "../helpers";
 import { uid } from "./ingest-helpers";
 
@@ -89,4 +91,25 @@ describe("CT feed proposals", () => {
     // The refused call left no audit entry.
     expect(log.filter((e) => e.token_id === ctOnly.id)).toHaveLength(0);
   }, 60_000);
+
+  it("the inventory's certificate-monitor proposals of a busy batch are all written (one JSON parameter, not 7 bound values a name), once, and a dismissed one stays dismissed", async () => {
+    const id = uid();
+    const org = await signup("Proposals many");
+    const f = await call("POST", "/api/ct-log/filters", { token: org.session, body: { pattern: `q${id}.example`, match_type: "wide" } });
+    expect(f.status).toBe(201);
+    // 40 names: as VALUES rows these were 280 bound parameters, over D1's 100 per statement.
+    const names = Array.from({ length: 40 }, (_, i) => `h${i}.q${id}.example`);
+    const rows = names.map((hostname) => ({ organizationId: org.organizationId, hostname, filterId: f.body.id, sha256: "cd".repeat(32) }));
+    await proposeCertMonitors(db, rows, new Date());
+    const ofOrg = and(eq(ctProposals.organizationId, org.organizationId), eq(ctProposals.kind, "certs"));
+    const stored = await db.select().from(ctProposals).where(ofOrg).all();
+    expect(stored.map((r) => r.hostname).sort()).toEqual([...names].sort());
+    expect(stored.every((r) => r.status === "proposed" && r.filterId === f.body.id && r.sourceSha256 === "cd".repeat(32))).toBe(true);
+
+    await db.update(ctProposals).set({ status: "dismissed" }).where(and(ofOrg, eq(ctProposals.hostname, names[0]))).run();
+    await proposeCertMonitors(db, rows, new Date());
+    const again = await db.select().from(ctProposals).where(ofOrg).all();
+    expect(again).toHaveLength(40);
+    expect(again.find((r) => r.hostname === names[0])!.status).toBe("dismissed");
+  });
 });

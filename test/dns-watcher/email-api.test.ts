@@ -62,5 +62,14 @@ describe("email checks on a DNS domain", () => {
     expect(await names(org.session, ok.body.id)).toEqual(before);
     expect((await call("GET", `/api/dns-watcher/domains/${ok.body.id}`, { token: org.session })).body.email_checks).toBe(false);
     expectError(await call("PATCH", `/api/dns-watcher/domains/${ok.body.id}`, { token: org.session, body: { dkim_selectors: Array.from({ length: 21 }, (_, i) => `s${i}`) } }), 400, "validation_error");
+
+    // The most a domain may declare, at creation and by update: every record set is written (7 + 3 email + 20 DKIM).
+    const most = Array.from({ length: 20 }, (_, i) => `k${i}`);
+    const full = await call("POST", "/api/dns-watcher/domains", { token: org.session, body: { domain_name: `full-${domain}`, email_checks: true, dkim_selectors: most } });
+    expect(full.status, JSON.stringify(full.body)).toBe(201);
+    expect((await names(org.session, full.body.id)).length).toBe(30);
+    const upd = await call("PATCH", `/api/dns-watcher/domains/${ok.body.id}`, { token: org.session, body: { email_checks: true, dkim_selectors: most } });
+    expect(upd.status, JSON.stringify(upd.body)).toBe(200);
+    expect((await names(org.session, ok.body.id)).length).toBe(30);
   });
 });

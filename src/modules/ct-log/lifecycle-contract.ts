@@ -11,10 +11,12 @@
  * of the fan-out), nothing is deployed, no key is known from deployments and nothing is
  * recorded.
  */
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Bindings } from "../../env";
 import type { Db } from "../../db/client";
 import { inJsonArray } from "../../db/in-json";
+import { rawStatement } from "../../db/raw";
+import { jsonArrayChunks } from "../../platform/groups";
 import { ctFilters, ctMatches, ctMatchOccurrences, ctProposals } from "../../db/schema";
 import type { Authorization, KnownKey } from "./authorization";
 import { normalizeCertificateName } from "./cert/names";
@@ -107,18 +109,30 @@ export async function filtersCovering(db: Db, names: readonly { organizationId: 
   return out;
 }
 
+/** Characters of one statement's JSON parameter (D1 takes a value of up to 2 MB). */
+const PROPOSAL_JSON_CHARS = 500_000;
+
 /**
  * Offers a certificate monitor for each name seen in CT that no target watches, as the
  * filters' `certs` feed does (a name is proposed once per organization: one already
- * dismissed stays dismissed). Idempotent.
+ * dismissed stays dismissed). Idempotent. The rows are one JSON parameter read with
+ * json_each: D1 binds at most 100 parameters per statement, and a multi-row VALUES list
+ * (7 a row) failed from the 15th name on, which failed the whole fan-out message.
  */
 export async function proposeCertMonitors(db: Db, rows: readonly { organizationId: number; hostname: string; filterId: number; sha256: string }[], now: Date): Promise<void> {
   if (!rows.length) return;
-  await db
-    .insert(ctProposals)
-    .values(rows.map((r) => ({ organizationId: r.organizationId, kind: "certs" as const, hostname: r.hostname, filterId: r.filterId, sourceSha256: r.sha256, createdAt: now.toISOString() })))
-    .onConflictDoNothing()
-    .run();
+  const at = now.toISOString();
+  const v = (i: number) => sql.raw(`json_extract(j.value, '$[${i}]')`);
+  await db.$client.batch(
+    jsonArrayChunks(rows.map((r) => [r.organizationId, r.hostname, r.filterId, r.sha256]), PROPOSAL_JSON_CHARS).map((json) =>
+      rawStatement(
+        db,
+        sql`INSERT INTO ${ctProposals} (organization_id, kind, hostname, filter_id, source_sha256, created_at)
+          SELECT ${v(0)}, 'certs', ${v(1)}, ${v(2)}, ${v(3)}, ${at} FROM json_each(${json}) j WHERE true
+          ON CONFLICT DO NOTHING`,
+      ),
+    ),
+  );
 }
 
 /** The `certs` proposals of these names of one organization (id and status), by hostname. */

@@ -25,7 +25,7 @@ import { storedEmailView } from "./email/summary";
 import { createMailServerMonitor } from "../cert-watcher/mail-server-contract";
 import { mxHostsOf, NO_EMAIL_STATE } from "./email/view";
 import { watchedDomainName } from "./names";
-import { DEFAULT_RECORD_SETS, dkimRecordSets, EMAIL_RECORD_SETS, isDmarcSource, isSpfSource, recordSetCap, recordSetView, recordSetWriteError, type DomainRow, type RecordSetRow } from "./record-set-service";
+import { DEFAULT_RECORD_SETS, dkimRecordSets, EMAIL_RECORD_SETS, insertRecordSets, isDmarcSource, isSpfSource, recordSetCap, recordSetView, recordSetWriteError, type DomainRow, type RecordSetRow } from "./record-set-service";
 
 /** The `dns_domains` quota's usage (connected in src/app.ts). */
 export const dnsDomainUsage: UsageCounter = (db, organizationId) => tenantDb(db, organizationId).count(dnsDomains);
@@ -66,7 +66,7 @@ export async function createDomain(t: Tenant, input: { domain_name: string; enab
     {
       quota: "dns_domains",
       duplicate: `${domainName} is already watched`,
-      alongside: [t.insert(dnsRecordSets, sets.map((s) => ({ domainId: newDomainId, name: s.name, type: s.type, createdAt: at })))],
+      alongside: insertRecordSets(t, newDomainId, sets, at),
     },
   );
   return { id: row.id, message: `Watching ${domainName}`, quota_remaining: quotaRemaining ?? 0 };
@@ -205,7 +205,7 @@ export async function updateDomain(t: Tenant, id: number, input: { notes?: strin
     add.push(...wanted);
   }
   if (add.length) {
-    statements.push(t.insert(dnsRecordSets, add.map((s) => ({ domainId: id, name: s.name, type: s.type, createdAt: at }))).onConflictDoNothing(), recordSetCap(t, id));
+    statements.push(...insertRecordSets(t, id, add, at, { ignoreDuplicates: true }), recordSetCap(t, id));
   }
   try {
     await t.db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);

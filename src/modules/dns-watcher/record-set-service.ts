@@ -38,6 +38,25 @@ export const EMAIL_RECORD_SETS = (domain: string): { name: string; type: "TXT" }
 export const dkimRecordSets = (domain: string, selectors: readonly string[]) =>
   [...new Set(selectors.map((s) => dkimSelector(s, domain)))].map((s) => ({ name: emailNames(domain).dkim(s), type: "TXT" as const }));
 
+/**
+ * Record sets written per INSERT statement: each row binds up to 7 parameters (the
+ * organization, the domain or the two of the subquery that finds a new one, name, type,
+ * the failure count's default, time) and D1 binds at most 100 per statement. A domain with its email checks and 20
+ * DKIM selectors has 30 record sets: one VALUES list of them was a 500 ("too many SQL
+ * variables").
+ */
+const RECORD_SETS_PER_STATEMENT = 12;
+
+/** The INSERTs of these record sets (of one domain), in statements D1 accepts, for one batch. */
+export function insertRecordSets(t: Tenant, domainId: number, sets: readonly { name: string; type: WatchedRecordType }[], at: string, opts: { ignoreDuplicates?: boolean } = {}) {
+  const statements = [];
+  for (let i = 0; i < sets.length; i += RECORD_SETS_PER_STATEMENT) {
+    const insert = t.insert(dnsRecordSets, sets.slice(i, i + RECORD_SETS_PER_STATEMENT).map((s) => ({ domainId, name: s.name, type: s.type, createdAt: at })));
+    statements.push(opts.ignoreDuplicates ? insert.onConflictDoNothing() : insert);
+  }
+  return statements;
+}
+
 export type DomainRow = typeof dnsDomains.$inferSelect;
 export type RecordSetRow = typeof dnsRecordSets.$inferSelect;
 
